@@ -1,0 +1,316 @@
+//! Errors: what failed, how big it was, and which scope it happened in.
+//!
+//! Invariant: an [`AllocError`] is a plain `Copy` value with no borrowed data and no
+//! heap use, so building one on the failure path can never fail or allocate, and it
+//! can travel with `?` into any error type. The scope's name is copied into a small
+//! inline buffer (truncated at a character boundary) for that reason.
+
+use core::fmt;
+
+/// The longest scope name, in bytes, that an [`AllocError`] keeps. Longer names are
+/// cut at a character boundary.
+pub const MAX_ERROR_NAME_LEN: usize = 32;
+
+/// What kind of failure an [`AllocError`] reports.
+///
+/// ```
+/// use scope_stack::{AllocErrorKind, LinearAllocator};
+///
+/// let err = LinearAllocator::with_capacity(0).unwrap_err();
+/// assert_eq!(err.kind(), AllocErrorKind::InvalidCapacity);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AllocErrorKind {
+    /// The block (or the scope's budget) has fewer bytes left than the request needs.
+    OutOfMemory,
+    /// A block capacity of zero was asked for.
+    InvalidCapacity,
+    /// A size or capacity does not fit in `isize`, or a size computation overflowed.
+    CapacityOverflow,
+    /// An alignment that is not a power of two was asked for.
+    InvalidAlignment,
+    /// An alignment larger than [`MAX_ALIGN`](crate::MAX_ALIGN) was asked for.
+    AlignmentTooLarge,
+    /// The global allocator could not reserve the block.
+    HeapExhausted,
+    /// A `Display`/`Debug` implementation returned an error while formatting into a scope.
+    Format,
+}
+
+impl AllocErrorKind {
+    fn describe(self) -> &'static str {
+        match self {
+            AllocErrorKind::OutOfMemory => "out of memory",
+            AllocErrorKind::InvalidCapacity => "invalid capacity (must be greater than zero)",
+            AllocErrorKind::CapacityOverflow => "size overflows isize",
+            AllocErrorKind::InvalidAlignment => "alignment is not a power of two",
+            AllocErrorKind::AlignmentTooLarge => "alignment is larger than MAX_ALIGN",
+            AllocErrorKind::HeapExhausted => "the global allocator could not reserve the block",
+            AllocErrorKind::Format => "a formatting implementation returned an error",
+        }
+    }
+}
+
+/// A scope name copied into the error, so the error owns no borrowed data.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct InlineName {
+    bytes: [u8; MAX_ERROR_NAME_LEN],
+    len: u8,
+}
+
+impl InlineName {
+    #[cfg(feature = "alloc")]
+    const EMPTY: InlineName = InlineName {
+        bytes: [0; MAX_ERROR_NAME_LEN],
+        len: 0,
+    };
+
+    fn new(name: &str) -> InlineName {
+        let mut len = name.len().min(MAX_ERROR_NAME_LEN);
+        while !name.is_char_boundary(len) {
+            len -= 1;
+        }
+        let mut bytes = [0; MAX_ERROR_NAME_LEN];
+        bytes[..len].copy_from_slice(&name.as_bytes()[..len]);
+        InlineName {
+            bytes,
+            len: len as u8,
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        // The bytes were copied from a `&str` and cut at a char boundary.
+        core::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+    }
+}
+
+/// An allocation or construction failed.
+///
+/// It records what was asked for (size and alignment), what was left (bytes remaining
+/// and the block's capacity) and the name of the scope that was asked. Its `Display`
+/// is one sentence that reads well inside a panic message.
+///
+/// ```
+/// use scope_stack::{AllocErrorKind, LinearAllocator};
+///
+/// let mut block = LinearAllocator::with_capacity(64).unwrap();
+/// block.scope("level", |level| {
+///     let err = level.try_alloc_raw(100, 8).unwrap_err();
+///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+///     assert_eq!(err.size(), 100);
+///     assert_eq!(err.scope_name(), "level");
+///     assert_eq!(err.capacity(), 64);
+///     println!("{err}");
+/// });
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AllocError {
+    kind: AllocErrorKind,
+    size: usize,
+    align: usize,
+    remaining: usize,
+    capacity: usize,
+    scope: InlineName,
+}
+
+impl AllocError {
+    /// An error that no scope is involved in (for example while building a block).
+    #[cfg(feature = "alloc")]
+    pub(crate) fn new(kind: AllocErrorKind, size: usize, align: usize, capacity: usize) -> Self {
+        AllocError {
+            kind,
+            size,
+            align,
+            remaining: 0,
+            capacity,
+            scope: InlineName::EMPTY,
+        }
+    }
+
+    /// An error raised by the scope `scope`, with `remaining` bytes left in the block.
+    pub(crate) fn in_scope(
+        kind: AllocErrorKind,
+        size: usize,
+        align: usize,
+        remaining: usize,
+        capacity: usize,
+        scope: &str,
+    ) -> Self {
+        AllocError {
+            kind,
+            size,
+            align,
+            remaining,
+            capacity,
+            scope: InlineName::new(scope),
+        }
+    }
+
+    /// What went wrong.
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let err = LinearAllocator::with_capacity(usize::MAX).unwrap_err();
+    /// assert_eq!(err.kind(), AllocErrorKind::CapacityOverflow);
+    /// ```
+    pub fn kind(&self) -> AllocErrorKind {
+        self.kind
+    }
+
+    /// The size in bytes that was requested (for a block: the capacity asked for).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut block = LinearAllocator::with_capacity(16).unwrap();
+    /// block.scope("s", |s| assert_eq!(s.try_alloc_raw(17, 1).unwrap_err().size(), 17));
+    /// ```
+    pub fn size(&self) -> usize {
+        self.size
+    }
+
+    /// The alignment that was requested.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut block = LinearAllocator::with_capacity(16).unwrap();
+    /// block.scope("s", |s| assert_eq!(s.try_alloc_raw(64, 32).unwrap_err().align(), 32));
+    /// ```
+    pub fn align(&self) -> usize {
+        self.align
+    }
+
+    /// Bytes that were still free in the block (or the scope's budget) when it failed.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut block = LinearAllocator::with_capacity(16).unwrap();
+    /// block.scope("s", |s| {
+    ///     s.new_pod([0u8; 10]);
+    ///     assert_eq!(s.try_alloc_raw(7, 1).unwrap_err().remaining(), 6);
+    /// });
+    /// ```
+    pub fn remaining(&self) -> usize {
+        self.remaining
+    }
+
+    /// The capacity of the block in bytes.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut block = LinearAllocator::with_capacity(16).unwrap();
+    /// block.scope("s", |s| assert_eq!(s.try_alloc_raw(17, 1).unwrap_err().capacity(), 16));
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// The name of the scope that was asked, or `""` when no scope was involved.
+    /// Names longer than [`MAX_ERROR_NAME_LEN`] bytes are truncated.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut block = LinearAllocator::with_capacity(16).unwrap();
+    /// block.scope("audio", |s| assert_eq!(s.try_alloc_raw(17, 1).unwrap_err().scope_name(), "audio"));
+    /// ```
+    pub fn scope_name(&self) -> &str {
+        self.scope.as_str()
+    }
+}
+
+impl fmt::Display for AllocError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("scope-stack: ")?;
+        f.write_str(self.kind.describe())?;
+        if self.scope.len > 0 {
+            write!(f, " in scope \"{}\"", self.scope.as_str())?;
+        }
+        match self.kind {
+            AllocErrorKind::InvalidCapacity
+            | AllocErrorKind::HeapExhausted
+            | AllocErrorKind::CapacityOverflow
+                if self.scope.len == 0 =>
+            {
+                write!(f, ": asked for a block of {} bytes", self.size)
+            }
+            AllocErrorKind::Format => Ok(()),
+            _ => write!(
+                f,
+                ": requested {} bytes (align {}), {} of {} bytes remaining",
+                self.size, self.align, self.remaining, self.capacity
+            ),
+        }
+    }
+}
+
+impl fmt::Debug for AllocError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AllocError")
+            .field("kind", &self.kind)
+            .field("size", &self.size)
+            .field("align", &self.align)
+            .field("remaining", &self.remaining)
+            .field("capacity", &self.capacity)
+            .field("scope", &self.scope.as_str())
+            .finish()
+    }
+}
+
+impl core::error::Error for AllocError {}
+
+/// An [`AllocError`] that hands back the value that could not be placed.
+///
+/// The `try_` forms that take a value by move return this, so a failed allocation
+/// loses nothing.
+///
+/// ```
+/// use scope_stack::LinearAllocator;
+///
+/// let mut block = LinearAllocator::with_capacity(8).unwrap();
+/// block.scope("tiny", |s| {
+///     let err = s.try_new_object(String::from("too big?")).unwrap_err();
+///     // The record plus the String do not fit in 8 bytes: the String comes back.
+///     assert_eq!(err.value, "too big?");
+///     assert_eq!(err.error.scope_name(), "tiny");
+/// });
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct AllocErrorWith<T> {
+    /// Why the value could not be placed.
+    pub error: AllocError,
+    /// The value, untouched.
+    pub value: T,
+}
+
+impl<T> AllocErrorWith<T> {
+    /// Gives back the value and drops the error.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut block = LinearAllocator::with_capacity(4).unwrap();
+    /// block.scope("s", |s| assert_eq!(s.try_new_pod(7u64).unwrap_err().into_value(), 7));
+    /// ```
+    pub fn into_value(self) -> T {
+        self.value
+    }
+}
+
+impl<T> fmt::Debug for AllocErrorWith<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AllocErrorWith")
+            .field("error", &self.error)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> fmt::Display for AllocErrorWith<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl<T> core::error::Error for AllocErrorWith<T> {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}

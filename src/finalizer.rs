@@ -1,0 +1,225 @@
+//! The intrusive finalizer chain.
+//!
+//! A finalized value is laid out in scope memory as `[Finalizer record][padding][value]`
+//! (a slice stores its length after the record). The record holds a function pointer
+//! that knows the value's type and a link to the previously finalized value of the same
+//! scope, so the chain runs newest-first: exact reverse order of construction.
+//!
+//! Invariants this module keeps:
+//! - A record is linked only after its value is fully constructed, and each record is
+//!   run at most once: the chain head is taken out of the scope before it is walked.
+//! - If a destructor panics, the rest of the chain still runs (a guard walks it during
+//!   unwinding), as `Vec` does for its elements. A second panic during that walk aborts,
+//!   as it does everywhere in Rust.
+//! - Records are only read and written through raw pointers that carry the block's
+//!   provenance; no reference to a record is ever made.
+
+use core::mem::{align_of, size_of};
+use core::ptr::{self, NonNull};
+
+/// One link of the chain: how to destroy the value that follows, and the next record.
+#[repr(C)]
+pub(crate) struct Finalizer {
+    /// Destroys the value owned by this record. Monomorphised for the value's type.
+    run: unsafe fn(NonNull<Finalizer>),
+    /// The record linked before this one, if any.
+    next: Option<NonNull<Finalizer>>,
+}
+
+/// A record for a slice: the plain record followed by the element count.
+#[repr(C)]
+struct SliceFinalizer {
+    head: Finalizer,
+    len: usize,
+}
+
+/// Rounds `n` up to a multiple of `align` (a power of two). Only used on constants.
+const fn round_up(n: usize, align: usize) -> usize {
+    (n + align - 1) & !(align - 1)
+}
+
+/// The layout of `[record][value]` for one finalized `T`.
+pub(crate) struct ObjectLayout<T>(core::marker::PhantomData<T>);
+
+impl<T> ObjectLayout<T> {
+    /// Offset of the value from the start of the record.
+    pub(crate) const VALUE_OFFSET: usize = round_up(size_of::<Finalizer>(), align_of::<T>());
+    /// Total bytes for record plus value.
+    pub(crate) const SIZE: usize = Self::VALUE_OFFSET + size_of::<T>();
+    /// Alignment of the record (and so of the value that follows it).
+    pub(crate) const ALIGN: usize = if align_of::<T>() > align_of::<Finalizer>() {
+        align_of::<T>()
+    } else {
+        align_of::<Finalizer>()
+    };
+}
+
+/// The layout of `[slice record][elements]` for a finalized `[T]`.
+pub(crate) struct SliceLayout<T>(core::marker::PhantomData<T>);
+
+impl<T> SliceLayout<T> {
+    /// Offset of the first element from the start of the record.
+    pub(crate) const VALUE_OFFSET: usize = round_up(size_of::<SliceFinalizer>(), align_of::<T>());
+    /// Alignment of the record (and so of the elements that follow it).
+    pub(crate) const ALIGN: usize = ObjectLayout::<T>::ALIGN;
+
+    /// Total bytes for record plus `len` elements, or `None` on overflow.
+    pub(crate) fn size(len: usize) -> Option<usize> {
+        let bytes = len.checked_mul(size_of::<T>())?;
+        let total = bytes.checked_add(Self::VALUE_OFFSET)?;
+        (total <= isize::MAX as usize).then_some(total)
+    }
+}
+
+/// Destroys the `T` that follows `record`.
+///
+/// # Safety
+/// `record` was written by [`write_object_record`] for a `T` that is still alive.
+unsafe fn drop_object<T>(record: NonNull<Finalizer>) {
+    // SAFETY: per the caller, a live `T` sits `VALUE_OFFSET` bytes after the record, in
+    // the same block (same provenance).
+    unsafe {
+        let value = record
+            .cast::<u8>()
+            .add(ObjectLayout::<T>::VALUE_OFFSET)
+            .cast::<T>();
+        ptr::drop_in_place(value.as_ptr());
+    }
+}
+
+/// Destroys the `[T]` that follows the slice `record`.
+///
+/// # Safety
+/// `record` was written by [`write_slice_record`] for `len` live `T`s.
+unsafe fn drop_slice<T>(record: NonNull<Finalizer>) {
+    // SAFETY: per the caller, the record is a `SliceFinalizer` (repr(C), `head` first)
+    // and `len` live elements follow at `VALUE_OFFSET`. `drop_in_place` on a slice keeps
+    // dropping the other elements if one panics.
+    unsafe {
+        let len = ptr::read(ptr::addr_of!(
+            (*record.cast::<SliceFinalizer>().as_ptr()).len
+        ));
+        let first = record
+            .cast::<u8>()
+            .add(SliceLayout::<T>::VALUE_OFFSET)
+            .cast::<T>();
+        ptr::drop_in_place(ptr::slice_from_raw_parts_mut(first.as_ptr(), len));
+    }
+}
+
+/// Writes the record for a finalized `T` at `record` and returns the address of the
+/// value slot, which the caller must fill before linking.
+///
+/// # Safety
+/// `record` points to `ObjectLayout::<T>::SIZE` writable bytes aligned to
+/// `ObjectLayout::<T>::ALIGN`.
+pub(crate) unsafe fn write_object_record<T>(record: NonNull<u8>) -> NonNull<T> {
+    let rec = record.cast::<Finalizer>();
+    // SAFETY: per the caller, the record fits and is aligned; `next` is set on linking.
+    unsafe {
+        rec.as_ptr().write(Finalizer {
+            run: drop_object::<T>,
+            next: None,
+        });
+        record.add(ObjectLayout::<T>::VALUE_OFFSET).cast::<T>()
+    }
+}
+
+/// Writes the record for a finalized `[T]` of `len` elements and returns a pointer to
+/// the first element slot.
+///
+/// # Safety
+/// `record` points to `SliceLayout::<T>::size(len)` writable bytes aligned to
+/// `SliceLayout::<T>::ALIGN`.
+pub(crate) unsafe fn write_slice_record<T>(record: NonNull<u8>, len: usize) -> NonNull<T> {
+    let rec = record.cast::<SliceFinalizer>();
+    // SAFETY: per the caller, the record fits and is aligned.
+    unsafe {
+        rec.as_ptr().write(SliceFinalizer {
+            head: Finalizer {
+                run: drop_slice::<T>,
+                next: None,
+            },
+            len,
+        });
+        record.add(SliceLayout::<T>::VALUE_OFFSET).cast::<T>()
+    }
+}
+
+/// The head of one scope's chain. Not `Clone`: one owner walks it once.
+pub(crate) struct Chain {
+    head: core::cell::Cell<Option<NonNull<Finalizer>>>,
+    len: core::cell::Cell<usize>,
+}
+
+impl Chain {
+    pub(crate) const fn new() -> Chain {
+        Chain {
+            head: core::cell::Cell::new(None),
+            len: core::cell::Cell::new(0),
+        }
+    }
+
+    /// Number of records linked so far.
+    pub(crate) fn len(&self) -> usize {
+        self.len.get()
+    }
+
+    /// Links a record whose value is now fully constructed.
+    ///
+    /// # Safety
+    /// `record` was written by `write_object_record`/`write_slice_record`, its value is
+    /// initialised, and it lives in memory that stays valid until [`Chain::run_all`].
+    #[inline]
+    pub(crate) unsafe fn link(&self, record: NonNull<u8>) {
+        let rec = record.cast::<Finalizer>();
+        // SAFETY: per the caller, `rec` is a written record we may update.
+        unsafe { ptr::addr_of_mut!((*rec.as_ptr()).next).write(self.head.get()) };
+        self.head.set(Some(rec));
+        self.len.set(self.len.get() + 1);
+    }
+
+    /// Runs every linked finalizer, newest first, and empties the chain.
+    ///
+    /// # Safety
+    /// Every linked value is still alive and nothing will use it again.
+    pub(crate) unsafe fn run_all(&self) {
+        let head = self.head.take();
+        self.len.set(0);
+        // SAFETY: forwarded from the caller; the head was taken, so no record runs twice.
+        unsafe { run_from(head) }
+    }
+}
+
+/// Runs the chain starting at `next`. If a finalizer panics, the guard runs the rest.
+///
+/// # Safety
+/// As [`Chain::run_all`], for every record reachable from `next`.
+unsafe fn run_from(mut next: Option<NonNull<Finalizer>>) {
+    /// Runs the records after a panicking one while the panic unwinds.
+    struct RunRest(Option<NonNull<Finalizer>>);
+    impl Drop for RunRest {
+        fn drop(&mut self) {
+            // SAFETY: the records after the one that panicked are untouched and valid.
+            unsafe { run_from(self.0) }
+        }
+    }
+
+    while let Some(rec) = next {
+        // SAFETY: `rec` is a valid, linked record (caller contract); read its fields by
+        // value before running it, since running it may not touch the record again.
+        let (run, after) = unsafe {
+            let r = rec.as_ptr();
+            (
+                ptr::read(ptr::addr_of!((*r).run)),
+                ptr::read(ptr::addr_of!((*r).next)),
+            )
+        };
+        next = after;
+        let rest = RunRest(after);
+        // SAFETY: `run` was stored with this record and matches its value's type; the
+        // value is alive and runs exactly once (we moved past it).
+        unsafe { run(rec) };
+        core::mem::forget(rest);
+    }
+}

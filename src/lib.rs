@@ -1,0 +1,67 @@
+//! # scope-stack
+//!
+//! A fully deterministic memory map for games and other real-time programs. One block is
+//! reserved up front; every lifetime in the program (systems, level, frame, function
+//! scratch) is a scope stacked on it. Scopes bump-allocate, keep an intrusive finalizer
+//! chain, and when they end, run destructors in reverse order and rewind the block in one
+//! step. The idea comes from Andreas Fredriksson's *Scope Stack Allocation* (DICE).
+//!
+//! ```
+//! use scope_stack::LinearAllocator;
+//!
+//! struct FrogSystem<'s> {
+//!     frogs: &'s mut [[f32; 3]],
+//!     lock: &'s std::sync::Mutex<()>,
+//! }
+//!
+//! let mut memory = LinearAllocator::with_capacity(1 << 20)?;
+//! memory.scope("systems", |systems| {
+//!     systems.scope("level", |level| {
+//!         let frogs = level.new_pod(FrogSystem {
+//!             frogs: level.alloc_slice_fill_with(128, |_| [0.0; 3]),
+//!             lock: level.new_object(std::sync::Mutex::new(())), // finalized
+//!         });
+//!         let _guard = frogs.lock.lock().unwrap();
+//!         frogs.frogs[0][1] = 1.0;
+//!     }); // the Mutex is dropped and the level's memory rewinds here
+//! });
+//! # Ok::<(), scope_stack::AllocError>(())
+//! ```
+//!
+//! ## Layers
+//! - [`LinearAllocator`]: one fixed block, a bump offset, statistics. Never grows, and
+//!   after construction never calls the global allocator.
+//! - [`ScopeStack`]: a rewind point plus a finalizer chain; scopes nest, and only the
+//!   innermost live one can allocate.
+//! - `Allocator` (allocator-api2 0.2) for `&ScopeStack`, so `allocator_api2::vec::Vec`
+//!   and `hashbrown::HashMap` can live in a scope.
+//!
+//! ## Features
+//! - `std` (default): implies `alloc`.
+//! - `alloc`: [`LinearAllocator::with_capacity`] (one global-heap reservation) and
+//!   allocator-api2's `alloc` collections. Without it the crate is `no_std` and blocks
+//!   come from [`LinearAllocator::from_static`].
+//!
+//! ## Soundness
+//! See [`rules`] for the rules that keep safe code free of undefined behaviour, and the
+//! proofs of each.
+
+#![no_std]
+#![warn(missing_docs)]
+#![deny(unsafe_op_in_unsafe_fn)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+mod alloc_api;
+mod error;
+mod finalizer;
+mod linear;
+pub mod rules;
+mod scope;
+
+pub use error::{AllocError, AllocErrorKind, AllocErrorWith, MAX_ERROR_NAME_LEN};
+pub use linear::{LinearAllocator, MAX_ALIGN};
+pub use scope::{Scope, ScopeStack};

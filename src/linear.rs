@@ -1,0 +1,347 @@
+//! The linear allocator: one fixed block and a bump offset.
+//!
+//! Invariants this module keeps:
+//! - `start <= cur <= limit <= end`, all addresses inside (or one past) the block, and
+//!   `end <= usize::MAX - 2 * MAX_ALIGN`, so the fast path's `cur + (align - 1) + size`
+//!   cannot overflow for `align, size <= MAX_ALIGN`.
+//! - Every pointer handed out is derived from `base`, which carries the provenance of
+//!   the whole block; addresses are turned back into pointers with `with_addr`.
+//! - After construction nothing here calls the global allocator; `Drop` frees the block
+//!   once (heap-backed blocks only).
+//! - `high_water` is the largest `cur` ever seen. It is brought up to date whenever
+//!   `cur` moves down (a rewind or an in-place free), so `max(high_water, cur)` is exact
+//!   without touching the allocation fast path.
+//!
+//! The allocator itself never hands out memory: scopes do (see [`ScopeStack`]). Opening
+//! the outermost scope takes `&mut self`, so no two outermost scopes can be live at once.
+
+use core::cell::Cell;
+use core::mem::MaybeUninit;
+use core::ptr::NonNull;
+
+#[cfg(feature = "alloc")]
+use crate::error::{AllocError, AllocErrorKind};
+use crate::scope::{Scope, ScopeStack};
+
+/// The largest alignment a scope hands out, in bytes. Larger requests are an
+/// [`AllocErrorKind::AlignmentTooLarge`] error.
+///
+/// Heap-backed blocks are themselves aligned to `MAX_ALIGN`; a buffer passed to
+/// [`LinearAllocator::from_static`] may have any alignment (padding is added per
+/// allocation as needed).
+pub const MAX_ALIGN: usize = 4096;
+
+/// One fixed block of memory, reserved once, that scopes bump-allocate from.
+///
+/// Build one with [`with_capacity`](Self::with_capacity) (one global-heap reservation)
+/// or [`from_static`](Self::from_static) (a buffer you own, no heap at all), then open
+/// the outermost scope with [`scope`](Self::scope). The block never grows: running out
+/// is an [`AllocError`] that says which scope ran out.
+///
+/// ```
+/// use scope_stack::LinearAllocator;
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 20)?;
+/// let total = memory.scope("systems", |systems| {
+///     let frogs = systems.alloc_slice_fill_with(64, |i| i as u32);
+///     systems.scope("level", |level| {
+///         let name = level.alloc_fmt(format_args!("level-{}", 3));
+///         assert_eq!(&*name, "level-3");
+///         frogs.iter().sum::<u32>()
+///     })
+/// });
+/// assert_eq!(total, 2016);
+/// assert_eq!(memory.used(), 0); // every scope has rewound
+/// # Ok::<(), scope_stack::AllocError>(())
+/// ```
+pub struct LinearAllocator {
+    /// Pointer to the first byte, with the provenance of the whole block.
+    base: NonNull<u8>,
+    /// Address of the first byte.
+    start: usize,
+    /// Address one past the last usable byte.
+    end: usize,
+    /// Address of the next free byte.
+    cur: Cell<usize>,
+    /// Address past which the innermost scope may not allocate (`end` unless a budget
+    /// lowers it).
+    limit: Cell<usize>,
+    /// Largest `cur` seen so far (see the module docs).
+    high_water: Cell<usize>,
+    /// The layout the block was reserved with, when it came from the global heap.
+    #[cfg(feature = "alloc")]
+    heap: Option<core::alloc::Layout>,
+}
+
+// SAFETY: the allocator owns its block (or an exclusive `&'static mut` buffer); nothing
+// in it is tied to the creating thread. It is not `Sync` (the `Cell`s), so moving it to
+// another thread moves all access with it.
+unsafe impl Send for LinearAllocator {}
+
+impl LinearAllocator {
+    /// Reserves a block of `bytes` bytes from the global allocator, aligned to
+    /// [`MAX_ALIGN`]. This is the only global-heap call the allocator ever makes.
+    ///
+    /// # Errors
+    /// [`AllocErrorKind::InvalidCapacity`] for 0, [`AllocErrorKind::CapacityOverflow`]
+    /// when `bytes` rounded up to [`MAX_ALIGN`] does not fit in `isize`, and
+    /// [`AllocErrorKind::HeapExhausted`] when the global allocator says no.
+    ///
+    /// ```
+    /// use scope_stack::{AllocErrorKind, LinearAllocator};
+    ///
+    /// let block = LinearAllocator::with_capacity(4096).unwrap();
+    /// assert_eq!(block.capacity(), 4096);
+    /// assert_eq!(
+    ///     LinearAllocator::with_capacity(0).unwrap_err().kind(),
+    ///     AllocErrorKind::InvalidCapacity
+    /// );
+    /// ```
+    #[cfg(feature = "alloc")]
+    pub fn with_capacity(bytes: usize) -> Result<LinearAllocator, AllocError> {
+        use core::alloc::Layout;
+        if bytes == 0 {
+            return Err(AllocError::new(
+                AllocErrorKind::InvalidCapacity,
+                bytes,
+                MAX_ALIGN,
+                0,
+            ));
+        }
+        let layout = Layout::from_size_align(bytes, MAX_ALIGN)
+            .map_err(|_| AllocError::new(AllocErrorKind::CapacityOverflow, bytes, MAX_ALIGN, 0))?;
+        // SAFETY: `layout` has a non-zero size.
+        let ptr = unsafe { alloc::alloc::alloc(layout) };
+        let Some(base) = NonNull::new(ptr) else {
+            return Err(AllocError::new(
+                AllocErrorKind::HeapExhausted,
+                bytes,
+                MAX_ALIGN,
+                0,
+            ));
+        };
+        let mut block = LinearAllocator::from_raw(base, bytes);
+        block.heap = Some(layout);
+        Ok(block)
+    }
+
+    /// Uses a caller-provided buffer as the block. No heap is involved, so this works
+    /// without the `alloc` feature (`no_std`).
+    ///
+    /// The buffer may have any alignment; allocations are padded as needed. Under Miri's
+    /// `-Zmiri-symbolic-alignment-check`, give the buffer the largest alignment you will
+    /// request (for example by placing it inside a `#[repr(align(4096))]` struct). An
+    /// empty buffer is allowed: every non-empty allocation from it then fails cleanly.
+    ///
+    /// ```
+    /// use core::mem::MaybeUninit;
+    /// use scope_stack::LinearAllocator;
+    ///
+    /// let buffer: &'static mut [MaybeUninit<u8>] = Box::leak(Box::new([MaybeUninit::uninit(); 256]));
+    /// let mut block = LinearAllocator::from_static(buffer);
+    /// assert_eq!(block.capacity(), 256);
+    /// block.scope("boot", |boot| assert_eq!(*boot.new_pod(5u8), 5));
+    /// ```
+    pub fn from_static(buffer: &'static mut [MaybeUninit<u8>]) -> LinearAllocator {
+        let len = buffer.len();
+        let base = NonNull::from(buffer).cast::<u8>();
+        LinearAllocator::from_raw(base, len)
+    }
+
+    fn from_raw(base: NonNull<u8>, len: usize) -> LinearAllocator {
+        let start = base.as_ptr().addr();
+        // Keep a guard band below `usize::MAX` so the fast path cannot overflow (see the
+        // module docs). Real blocks never come this close; if one does, its tail is unused.
+        let end = start
+            .saturating_add(len)
+            .min(usize::MAX - 2 * MAX_ALIGN)
+            .max(start);
+        LinearAllocator {
+            base,
+            start,
+            end,
+            cur: Cell::new(start),
+            limit: Cell::new(end),
+            high_water: Cell::new(start),
+            #[cfg(feature = "alloc")]
+            heap: None,
+        }
+    }
+
+    /// The size of the block in bytes.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// assert_eq!(LinearAllocator::with_capacity(1000).unwrap().capacity(), 1000);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.end - self.start
+    }
+
+    /// Bytes in use now, across all live scopes.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut block = LinearAllocator::with_capacity(1000).unwrap();
+    /// block.scope("s", |s| {
+    ///     s.new_pod([0u8; 100]);
+    ///     assert_eq!(s.allocator().used(), 100);
+    /// });
+    /// assert_eq!(block.used(), 0);
+    /// ```
+    pub fn used(&self) -> usize {
+        self.cur.get() - self.start
+    }
+
+    /// Bytes still free in the block.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut block = LinearAllocator::with_capacity(1000).unwrap();
+    /// block.scope("s", |s| {
+    ///     s.new_pod([0u8; 100]);
+    ///     assert_eq!(s.allocator().remaining(), 900);
+    /// });
+    /// ```
+    pub fn remaining(&self) -> usize {
+        self.end - self.cur.get()
+    }
+
+    /// The most bytes ever in use at once since the block was built. Use it to size
+    /// blocks for shipping.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut block = LinearAllocator::with_capacity(1000).unwrap();
+    /// block.scope("s", |s| { s.new_pod([0u8; 300]); });
+    /// block.scope("s", |s| { s.new_pod([0u8; 100]); });
+    /// assert_eq!(block.high_water_mark(), 300);
+    /// ```
+    pub fn high_water_mark(&self) -> usize {
+        self.high_water.get().max(self.cur.get()) - self.start
+    }
+
+    /// Opens the outermost scope, runs `f` with it, then unwinds it: finalizers run in
+    /// reverse order of construction and the block rewinds to where the scope began.
+    /// The closure's result comes back.
+    ///
+    /// The scope's lifetime is higher-ranked, so nothing it hands out can leave the
+    /// closure. This also runs when `f` panics.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut block = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// let len = block.scope("systems", |systems| systems.alloc_str("renderer").len());
+    /// assert_eq!(len, 8);
+    /// ```
+    pub fn scope<'env, R>(
+        &mut self,
+        name: &str,
+        f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
+    ) -> R {
+        let mut root = Scope::new(ScopeStack::open(self, name, 0));
+        f(&mut root)
+    }
+
+    // ----- crate-internal bump machinery (used by `ScopeStack`) -----
+
+    /// Address of the next free byte.
+    #[inline(always)]
+    pub(crate) fn cur(&self) -> usize {
+        self.cur.get()
+    }
+
+    /// Address past which allocation fails.
+    #[inline(always)]
+    pub(crate) fn limit(&self) -> usize {
+        self.limit.get()
+    }
+
+    /// Moves the bump pointer forward to `new` (never backward: see `rewind_to`).
+    #[inline(always)]
+    pub(crate) fn set_cur_forward(&self, new: usize) {
+        debug_assert!(new >= self.cur.get() && new <= self.end);
+        self.cur.set(new);
+    }
+
+    /// Moves the bump pointer back to `to`, recording the high-water mark first.
+    #[inline]
+    pub(crate) fn rewind_to(&self, to: usize) {
+        let cur = self.cur.get();
+        debug_assert!(to >= self.start && to <= cur);
+        if cur > self.high_water.get() {
+            self.high_water.set(cur);
+        }
+        self.cur.set(to);
+    }
+
+    /// Turns an address inside the block into a pointer with the block's provenance.
+    #[inline(always)]
+    pub(crate) fn ptr_at(&self, addr: usize) -> NonNull<u8> {
+        debug_assert!(addr >= self.start && addr <= self.end);
+        // SAFETY: `addr` lies inside (or one past) the block, whose base is non-null, so
+        // the address is non-zero.
+        unsafe { NonNull::new_unchecked(self.base.as_ptr().with_addr(addr)) }
+    }
+
+    /// Bump-allocates `size` bytes aligned to `align` when both are at most
+    /// [`MAX_ALIGN`] (the caller guarantees that; `align` is a power of two). This is the
+    /// hot path: no overflow checks are needed thanks to the guard band below
+    /// `usize::MAX`.
+    #[inline(always)]
+    pub(crate) fn bump_small(&self, size: usize, align: usize) -> Option<NonNull<u8>> {
+        debug_assert!(align.is_power_of_two() && align <= MAX_ALIGN && size <= MAX_ALIGN);
+        let aligned = (self.cur.get() + (align - 1)) & !(align - 1);
+        let new = aligned + size;
+        if new > self.limit.get() {
+            return None;
+        }
+        self.cur.set(new);
+        Some(self.ptr_at(aligned))
+    }
+
+    /// Bump-allocates `size` bytes (any size) aligned to `align` (a power of two at most
+    /// [`MAX_ALIGN`]).
+    #[inline]
+    pub(crate) fn bump_any(&self, size: usize, align: usize) -> Option<NonNull<u8>> {
+        debug_assert!(align.is_power_of_two() && align <= MAX_ALIGN);
+        let aligned = (self.cur.get() + (align - 1)) & !(align - 1);
+        let limit = self.limit.get();
+        if aligned > limit || size > limit - aligned {
+            return None;
+        }
+        self.cur.set(aligned + size);
+        Some(self.ptr_at(aligned))
+    }
+
+    /// Offset of an address from the start of the block.
+    pub(crate) fn offset_of(&self, addr: usize) -> usize {
+        addr - self.start
+    }
+
+    /// Bytes left before the allocation limit.
+    pub(crate) fn remaining_to_limit(&self) -> usize {
+        self.limit.get() - self.cur.get()
+    }
+}
+
+impl Drop for LinearAllocator {
+    fn drop(&mut self) {
+        #[cfg(feature = "alloc")]
+        if let Some(layout) = self.heap {
+            // SAFETY: the block was allocated in `with_capacity` with exactly this layout
+            // and is freed only here. No scope is live (they borrow `self`).
+            unsafe { alloc::alloc::dealloc(self.base.as_ptr(), layout) };
+        }
+    }
+}
+
+impl core::fmt::Debug for LinearAllocator {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("LinearAllocator")
+            .field("capacity", &self.capacity())
+            .field("used", &self.used())
+            .field("high_water_mark", &self.high_water_mark())
+            .finish()
+    }
+}

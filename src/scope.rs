@@ -1,0 +1,1023 @@
+//! Scope stacks: a rewind point plus a finalizer chain, nested over one block.
+//!
+//! Invariants this module keeps (the soundness rules of the crate's docs, see
+//! [`crate::rules`]):
+//! - **No reference outlives its scope.** A scope is only ever lent to a closure as
+//!   `&mut Scope<'c, 'env>` (a `ScopeStack<'c>` handle) with a higher-ranked `'c`; everything it hands out is
+//!   `&'c mut T`, so nothing can leave the closure, and the scope unwinds (in `Drop`)
+//!   right after the closure returns or panics.
+//! - **Only the innermost live scope allocates.** Opening a child takes `&mut self`, so
+//!   the parent can hand out nothing while the child lives; values the parent already
+//!   handed out carry `'p`, not the borrow of the handle, and stay usable in the child.
+//!   While a child lives the parent's bump pointer is therefore exactly the child's
+//!   start, so rewinding to the start restores the parent.
+//! - **Reverse-order destruction.** Each finalized value links a record onto this
+//!   scope's chain; unwinding runs the chain newest-first, then rewinds the block. Values
+//!   that need no drop get no record, so a scope of plain data unwinds in O(1).
+//! - **No destructor sees a destroyed value.** The chain hides drop order from the drop
+//!   checker, so values that get a finalizer must be `'static` (they can hold no
+//!   borrow of scope memory); non-`'static` values may only be placed when they need no
+//!   drop (`new_pod`). [`ScopeStack::new_object_unchecked`] is the `unsafe` way out.
+//! - `ScopeStack<'s>` is invariant in `'s`, and nothing can move a `ScopeStack` out of
+//!   the `&mut` it is lent as.
+
+use core::alloc::Layout;
+use core::fmt;
+use core::marker::PhantomData;
+use core::mem::{align_of, needs_drop, size_of};
+use core::ptr::{self, NonNull};
+
+use crate::error::{AllocError, AllocErrorKind, AllocErrorWith};
+use crate::finalizer::{self, Chain, ObjectLayout, SliceLayout};
+use crate::linear::{LinearAllocator, MAX_ALIGN};
+
+/// One scope: everything allocated through it lives until it unwinds.
+///
+/// You never own a `ScopeStack`; a closure passed to [`LinearAllocator::scope`] or
+/// [`ScopeStack::scope`] receives a [`Scope`] handle that derefs to one. Everything
+/// it hands out is `&'s mut T`, tied to the scope's lifetime rather than to the borrow of
+/// the handle, so values stay usable inside child scopes.
+///
+/// - [`new_pod`](Self::new_pod) places a value that needs no drop, with zero overhead.
+/// - [`new_object`](Self::new_object) places any `'static` value; if it needs drop, a
+///   16-byte finalizer record goes in front of it and its destructor runs on unwind.
+/// - [`alloc_layout`](Self::alloc_layout), the `alloc_slice_*` family,
+///   [`alloc_str`](Self::alloc_str) and [`alloc_fmt`](Self::alloc_fmt) cover raw memory,
+///   slices and text.
+/// - Each has a `try_` form returning an error (with the value handed back, where one was
+///   passed in) instead of panicking.
+///
+/// ```
+/// use scope_stack::LinearAllocator;
+///
+/// let mut memory = LinearAllocator::with_capacity(64 * 1024).unwrap();
+/// memory.scope("systems", |systems| {
+///     let log = systems.new_object(Vec::<String>::new()); // finalized: freed on unwind
+///     for level in 1..=2 {
+///         systems.scope("level", |lvl| {
+///             let name = lvl.alloc_fmt(format_args!("level {level}"));
+///             log.push(name.to_string()); // the parent's value is usable in the child
+///         });
+///     }
+///     assert_eq!(log.len(), 2);
+/// });
+/// ```
+pub struct ScopeStack<'s> {
+    alloc: &'s LinearAllocator,
+    /// Address the block rewinds to when this scope ends.
+    start: usize,
+    chain: Chain,
+    name: &'s str,
+    depth: u32,
+    /// Invariant in `'s`.
+    _invariant: PhantomData<fn(&'s ()) -> &'s ()>,
+}
+
+/// The handle a scope's closure receives: a [`ScopeStack`] plus a marker lifetime.
+///
+/// It derefs to [`ScopeStack<'s>`](ScopeStack), which has all the methods; pass it to
+/// functions that take `&ScopeStack<'s>` or `&mut ScopeStack<'s>` and it coerces.
+///
+/// `'env` stands for everything that outlives the closure (the parent's values, the
+/// caller's locals). The type states `'env: 's`, which lets values in this scope hold
+/// references to that data (std's `thread::scope` uses the same device). Without it, a
+/// child scope could not even store a reference to a value of its parent.
+///
+/// ```
+/// use scope_stack::{LinearAllocator, ScopeStack};
+///
+/// fn spawn_names<'s>(scope: &ScopeStack<'s>, n: usize) -> &'s mut [u32] {
+///     scope.alloc_slice_fill_with(n, |i| i as u32)
+/// }
+///
+/// let caller_data = String::from("level-1.dat");
+/// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+/// memory.scope("level", |level| {
+///     let ids = spawn_names(level, 4);
+///     let path = level.new_pod(caller_data.as_str()); // borrows the caller's String
+///     level.scope("frame", |frame| {
+///         let picked = frame.alloc_slice_copy(&[&ids[1], &ids[3]]); // borrows the parent
+///         assert_eq!(*picked[1], 3);
+///         assert_eq!(*path, "level-1.dat");
+///     });
+/// });
+/// ```
+pub struct Scope<'s, 'env: 's> {
+    stack: ScopeStack<'s>,
+    _env: PhantomData<&'s mut &'env ()>,
+}
+
+impl<'s> Scope<'s, '_> {
+    pub(crate) fn new(stack: ScopeStack<'s>) -> Self {
+        Scope {
+            stack,
+            _env: PhantomData,
+        }
+    }
+}
+
+impl<'s> core::ops::Deref for Scope<'s, '_> {
+    type Target = ScopeStack<'s>;
+    #[inline(always)]
+    fn deref(&self) -> &ScopeStack<'s> {
+        &self.stack
+    }
+}
+
+impl<'s> core::ops::DerefMut for Scope<'s, '_> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut ScopeStack<'s> {
+        &mut self.stack
+    }
+}
+
+impl fmt::Debug for Scope<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.stack, f)
+    }
+}
+
+/// Rewinds the block when dropped, even while a finalizer's panic unwinds.
+struct RewindOnDrop<'a> {
+    alloc: &'a LinearAllocator,
+    to: usize,
+}
+
+impl Drop for RewindOnDrop<'_> {
+    fn drop(&mut self) {
+        self.alloc.rewind_to(self.to);
+    }
+}
+
+impl Drop for ScopeStack<'_> {
+    fn drop(&mut self) {
+        let _rewind = RewindOnDrop {
+            alloc: self.alloc,
+            to: self.start,
+        };
+        // SAFETY: the scope is ending; every reference it handed out carried `'s`, which
+        // ends here, so nothing uses the finalized values again. Child scopes are gone
+        // (they borrowed `self` mutably).
+        unsafe { self.chain.run_all() };
+    }
+}
+
+impl<'s> ScopeStack<'s> {
+    pub(crate) fn open(alloc: &'s LinearAllocator, name: &'s str, depth: u32) -> ScopeStack<'s> {
+        ScopeStack {
+            alloc,
+            start: alloc.cur(),
+            chain: Chain::new(),
+            name,
+            depth,
+            _invariant: PhantomData,
+        }
+    }
+
+    /// Opens a child scope, runs `f` with it, and unwinds it: the child's finalizers run
+    /// in reverse order and the block rewinds to where the child began. The closure's
+    /// result comes back.
+    ///
+    /// While the child lives this scope is mutably borrowed, so it cannot allocate; the
+    /// values it handed out earlier remain usable inside `f`.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("systems", |systems| {
+    ///     let settings = systems.new_pod([1u32; 4]);
+    ///     let before = systems.allocator().used();
+    ///     let sum = systems.scope("frame", |frame| {
+    ///         let scratch = frame.alloc_slice_copy(&settings[..]);
+    ///         scratch.iter().sum::<u32>()
+    ///     });
+    ///     assert_eq!(sum, 4);
+    ///     assert_eq!(systems.allocator().used(), before); // the frame rewound
+    /// });
+    /// ```
+    pub fn scope<'env, R>(
+        &mut self,
+        name: &str,
+        f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
+    ) -> R {
+        let mut child = Scope::new(ScopeStack::open(self.alloc, name, self.depth + 1));
+        f(&mut child)
+    }
+
+    // ----- introspection -----
+
+    /// The name this scope was opened with.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("systems", |s| assert_eq!(s.name(), "systems"));
+    /// ```
+    pub fn name(&self) -> &'s str {
+        self.name
+    }
+
+    /// Nesting depth: 0 for the outermost scope, 1 for its children, and so on.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| a.scope("b", |b| assert_eq!(b.depth(), 1)));
+    /// ```
+    pub fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// The block this scope allocates from (for its statistics).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| assert_eq!(a.allocator().capacity(), 64));
+    /// ```
+    pub fn allocator(&self) -> &'s LinearAllocator {
+        self.alloc
+    }
+
+    /// Offset of this scope's start from the start of the block.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     a.new_pod([0u8; 10]);
+    ///     a.scope("b", |b| assert_eq!(b.start_offset(), 10));
+    /// });
+    /// ```
+    pub fn start_offset(&self) -> usize {
+        self.alloc.offset_of(self.start)
+    }
+
+    /// Bytes this scope has taken so far (including alignment padding and finalizer
+    /// records).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     a.new_pod(1u64);
+    ///     assert_eq!(a.used(), 8);
+    /// });
+    /// ```
+    pub fn used(&self) -> usize {
+        self.alloc.cur() - self.start
+    }
+
+    /// How many finalizer records this scope holds (values whose destructor will run
+    /// when it unwinds).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| {
+    ///     a.new_object(String::from("needs drop"));
+    ///     a.new_object(5u32); // no drop, no record
+    ///     assert_eq!(a.finalizer_count(), 1);
+    /// });
+    /// ```
+    pub fn finalizer_count(&self) -> usize {
+        self.chain.len()
+    }
+
+    // ----- errors -----
+
+    fn error(&self, kind: AllocErrorKind, size: usize, align: usize) -> AllocError {
+        AllocError::in_scope(
+            kind,
+            size,
+            align,
+            self.alloc.remaining_to_limit(),
+            self.alloc.capacity(),
+            self.name,
+        )
+    }
+
+    /// The out-of-memory error for a request of `size` bytes at `align`.
+    #[cold]
+    #[inline(never)]
+    fn oom(&self, size: usize, align: usize) -> AllocError {
+        self.error(AllocErrorKind::OutOfMemory, size, align)
+    }
+
+    // ----- raw memory -----
+
+    /// Checks a runtime (size, align) request and bump-allocates it.
+    #[inline]
+    fn bump_checked(&self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
+        if !align.is_power_of_two() {
+            return Err(self.error(AllocErrorKind::InvalidAlignment, size, align));
+        }
+        if align > MAX_ALIGN {
+            return Err(self.error(AllocErrorKind::AlignmentTooLarge, size, align));
+        }
+        if size > isize::MAX as usize {
+            return Err(self.error(AllocErrorKind::CapacityOverflow, size, align));
+        }
+        if size == 0 {
+            return Ok(dangling(align));
+        }
+        self.alloc
+            .bump_any(size, align)
+            .ok_or_else(|| self.oom(size, align))
+    }
+
+    /// Bump-allocates room for one `T`-shaped block of `SIZE` bytes at `ALIGN`, where both
+    /// are compile-time constants. The branches on them fold away.
+    #[inline(always)]
+    fn bump_const(&self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
+        if align > MAX_ALIGN {
+            return Err(self.too_aligned(size, align));
+        }
+        let got = if size <= MAX_ALIGN {
+            self.alloc.bump_small(size, align)
+        } else {
+            self.alloc.bump_any(size, align)
+        };
+        match got {
+            Some(p) => Ok(p),
+            None => Err(self.oom(size, align)),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn too_aligned(&self, size: usize, align: usize) -> AllocError {
+        self.error(AllocErrorKind::AlignmentTooLarge, size, align)
+    }
+
+    /// Allocates uninitialised memory for `layout` (zero-sized layouts get an aligned
+    /// dangling pointer and use no memory).
+    ///
+    /// # Panics
+    /// When the scope is out of memory or the alignment is above [`MAX_ALIGN`]; see
+    /// [`try_alloc_layout`](Self::try_alloc_layout).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// use core::alloc::Layout;
+    /// let mut memory = LinearAllocator::with_capacity(8192).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let p = a.alloc_layout(Layout::from_size_align(100, 64).unwrap());
+    ///     assert_eq!(p.as_ptr() as usize % 64, 0);
+    /// });
+    /// ```
+    pub fn alloc_layout(&self, layout: Layout) -> NonNull<u8> {
+        match self.try_alloc_layout(layout) {
+            Ok(p) => p,
+            Err(e) => fail(e),
+        }
+    }
+
+    /// Allocates uninitialised memory for `layout`, or says why it cannot.
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// use core::alloc::Layout;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let err = a.try_alloc_layout(Layout::from_size_align(65, 1).unwrap()).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+    /// });
+    /// ```
+    pub fn try_alloc_layout(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        self.bump_checked(layout.size(), layout.align())
+    }
+
+    /// Allocates `size` uninitialised bytes aligned to `align`.
+    ///
+    /// # Panics
+    /// When `align` is not a power of two or is above [`MAX_ALIGN`], when `size` exceeds
+    /// `isize::MAX`, or when the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(8192).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let page = a.alloc_raw(4096, 4096);
+    ///     assert_eq!(page.as_ptr() as usize % 4096, 0);
+    /// });
+    /// ```
+    pub fn alloc_raw(&self, size: usize, align: usize) -> NonNull<u8> {
+        match self.try_alloc_raw(size, align) {
+            Ok(p) => p,
+            Err(e) => fail(e),
+        }
+    }
+
+    /// Allocates `size` uninitialised bytes aligned to `align`, or says why it cannot.
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     assert_eq!(a.try_alloc_raw(8, 3).unwrap_err().kind(), AllocErrorKind::InvalidAlignment);
+    ///     assert_eq!(a.try_alloc_raw(8, 8192).unwrap_err().kind(), AllocErrorKind::AlignmentTooLarge);
+    ///     assert!(a.try_alloc_raw(64, 1).is_ok());
+    /// });
+    /// ```
+    pub fn try_alloc_raw(&self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
+        self.bump_checked(size, align)
+    }
+
+    // ----- single values -----
+
+    /// Places a value that needs no drop and returns a reference to it. No finalizer
+    /// record is written: the value costs its size plus alignment padding, nothing more.
+    ///
+    /// Giving it a type that needs drop is a compile-time error; use
+    /// [`new_object`](Self::new_object) for those.
+    ///
+    /// # Panics
+    /// When the scope is out of memory; see [`try_new_pod`](Self::try_new_pod).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let x = a.new_pod(41u32);
+    ///     *x += 1;
+    ///     assert_eq!(*x, 42);
+    ///     assert_eq!(a.used(), 4);
+    /// });
+    /// ```
+    ///
+    /// ```compile_fail,E0080
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     a.new_pod(String::new()); // String needs drop: rejected at compile time
+    /// });
+    /// ```
+    #[inline(always)]
+    pub fn new_pod<T>(&self, value: T) -> &'s mut T {
+        const {
+            assert!(
+                !needs_drop::<T>(),
+                "new_pod: this type needs drop; use new_object"
+            )
+        };
+        if size_of::<T>() == 0 {
+            return self.place_zst(value);
+        }
+        match self.bump_const(size_of::<T>(), align_of::<T>()) {
+            // SAFETY: fresh, exclusive memory of the right size and alignment for a `T`
+            // that lives until the scope unwinds (`'s`).
+            Ok(p) => unsafe { place(p.cast::<T>(), value) },
+            Err(e) => fail(e),
+        }
+    }
+
+    /// Places a value that needs no drop, or hands it back with the error.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4).unwrap();
+    /// memory.scope("a", |a| {
+    ///     assert!(a.try_new_pod(1u32).is_ok());
+    ///     let err = a.try_new_pod(2u32).unwrap_err();
+    ///     assert_eq!(err.value, 2);
+    /// });
+    /// ```
+    #[inline(always)]
+    pub fn try_new_pod<T>(&self, value: T) -> Result<&'s mut T, AllocErrorWith<T>> {
+        const {
+            assert!(
+                !needs_drop::<T>(),
+                "try_new_pod: this type needs drop; use try_new_object"
+            )
+        };
+        if size_of::<T>() == 0 {
+            return Ok(self.place_zst(value));
+        }
+        match self.bump_const(size_of::<T>(), align_of::<T>()) {
+            // SAFETY: as in `new_pod`.
+            Ok(p) => Ok(unsafe { place(p.cast::<T>(), value) }),
+            Err(error) => Err(AllocErrorWith { error, value }),
+        }
+    }
+
+    /// Places a zero-sized value at an aligned dangling address.
+    #[inline(always)]
+    fn place_zst<T>(&self, value: T) -> &'s mut T {
+        // SAFETY: any non-null, aligned pointer is valid for a zero-sized `T`. The value
+        // is forgotten into that address; if it needs drop, the caller links a record.
+        unsafe { place(dangling(align_of::<T>()).cast::<T>(), value) }
+    }
+
+    /// Places a value, and if it needs drop, links a finalizer so that its destructor
+    /// runs when the scope unwinds (in reverse order of construction).
+    ///
+    /// `T: 'static` keeps destructors from seeing destroyed data: a `'static` value can
+    /// hold no borrow of scope memory (see [`crate::rules`]). For values that need no
+    /// drop this is the same as [`new_pod`](Self::new_pod).
+    ///
+    /// # Panics
+    /// When the scope is out of memory; see [`try_new_object`](Self::try_new_object).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// use std::sync::Mutex;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("systems", |systems| {
+    ///     let lock = systems.new_object(Mutex::new(Vec::<u32>::new()));
+    ///     lock.lock().unwrap().push(1);
+    /// }); // the Mutex and its Vec are dropped here
+    /// ```
+    ///
+    /// A value that needs drop and borrows something is rejected:
+    ///
+    /// ```compile_fail,E0597
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let local = String::from("x");
+    ///     a.new_object(vec![&local]); // Vec<&String> is not 'static
+    /// });
+    /// ```
+    #[inline]
+    pub fn new_object<T: 'static>(&self, value: T) -> &'s mut T {
+        match self.try_new_object(value) {
+            Ok(r) => r,
+            Err(e) => fail(e.error),
+        }
+    }
+
+    /// Places a value with a finalizer if it needs drop, or hands it back with the error.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(16).unwrap();
+    /// memory.scope("a", |a| {
+    ///     // 16-byte record + 24-byte String do not fit in 16 bytes.
+    ///     let back = a.try_new_object(String::from("hi")).unwrap_err().into_value();
+    ///     assert_eq!(back, "hi");
+    /// });
+    /// ```
+    #[inline]
+    pub fn try_new_object<T: 'static>(&self, value: T) -> Result<&'s mut T, AllocErrorWith<T>> {
+        // SAFETY: `T: 'static`, so the value holds no borrow that could dangle when its
+        // finalizer runs.
+        unsafe { self.try_new_object_unchecked(value) }
+    }
+
+    /// Places a value with a finalizer without requiring `T: 'static`.
+    ///
+    /// # Safety
+    /// When this scope unwinds, `value`'s destructor must not use any data that has
+    /// already been destroyed. Concretely: every borrow the destructor may follow must
+    /// point to data that outlives this scope (data outside this block, or in an outer
+    /// scope), or to finalized data of this same scope created *before* `value` (it is
+    /// destroyed after `value`). A borrow of anything created later in this scope, or in
+    /// a child scope, breaks this: that data is destroyed first.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// struct Printer<'a>(&'a str);
+    /// impl Drop for Printer<'_> {
+    ///     fn drop(&mut self) { assert_eq!(self.0, "outer"); }
+    /// }
+    /// let outer = String::from("outer"); // lives longer than the whole block
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| {
+    ///     // SAFETY: `outer` outlives the scope, so the destructor reads live data.
+    ///     unsafe { a.new_object_unchecked(Printer(&outer)) };
+    /// });
+    /// ```
+    #[inline]
+    pub unsafe fn new_object_unchecked<T>(&self, value: T) -> &'s mut T {
+        // SAFETY: forwarded from the caller.
+        match unsafe { self.try_new_object_unchecked(value) } {
+            Ok(r) => r,
+            Err(e) => fail(e.error),
+        }
+    }
+
+    /// The `try_` form of [`new_object_unchecked`](Self::new_object_unchecked).
+    ///
+    /// # Safety
+    /// As for [`new_object_unchecked`](Self::new_object_unchecked).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| {
+    ///     // SAFETY: a `String` borrows nothing.
+    ///     let s = unsafe { a.try_new_object_unchecked(String::from("ok")) }.unwrap();
+    ///     assert_eq!(s, "ok");
+    /// });
+    /// ```
+    #[inline]
+    pub unsafe fn try_new_object_unchecked<T>(
+        &self,
+        value: T,
+    ) -> Result<&'s mut T, AllocErrorWith<T>> {
+        if !needs_drop::<T>() {
+            if size_of::<T>() == 0 {
+                return Ok(self.place_zst(value));
+            }
+            return match self.bump_const(size_of::<T>(), align_of::<T>()) {
+                // SAFETY: fresh memory for a `T`; it needs no drop, so no record.
+                Ok(p) => Ok(unsafe { place(p.cast::<T>(), value) }),
+                Err(error) => Err(AllocErrorWith { error, value }),
+            };
+        }
+        let record = match self.bump_const(ObjectLayout::<T>::SIZE, ObjectLayout::<T>::ALIGN) {
+            Ok(p) => p,
+            Err(error) => return Err(AllocErrorWith { error, value }),
+        };
+        // SAFETY: `record` has `ObjectLayout::<T>::SIZE` bytes at `ALIGN`. The value is
+        // written before the record is linked; the caller vouches for the drop contract.
+        unsafe {
+            let slot = finalizer::write_object_record::<T>(record);
+            slot.as_ptr().write(value);
+            self.chain.link(record);
+            Ok(&mut *slot.as_ptr())
+        }
+    }
+
+    // ----- slices and strings -----
+
+    /// Copies a slice into the scope.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let xs = a.alloc_slice_copy(&[1, 2, 3]);
+    ///     xs[0] = 9;
+    ///     assert_eq!(xs, &[9, 2, 3]);
+    /// });
+    /// ```
+    pub fn alloc_slice_copy<T: Copy>(&self, src: &[T]) -> &'s mut [T] {
+        match self.try_alloc_slice_copy(src) {
+            Ok(s) => s,
+            Err(e) => fail(e),
+        }
+    }
+
+    /// Copies a slice into the scope, or says why it cannot.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(8).unwrap();
+    /// memory.scope("a", |a| assert!(a.try_alloc_slice_copy(&[0u32; 3]).is_err()));
+    /// ```
+    pub fn try_alloc_slice_copy<T: Copy>(&self, src: &[T]) -> Result<&'s mut [T], AllocError> {
+        let dst = self.alloc_array::<T>(src.len())?;
+        // SAFETY: `dst` has room for `src.len()` `T`s and does not overlap `src` (it is
+        // fresh memory). `T: Copy`, so a bitwise copy is a valid value.
+        unsafe {
+            ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr(), src.len());
+            Ok(core::slice::from_raw_parts_mut(dst.as_ptr(), src.len()))
+        }
+    }
+
+    /// Room for `len` `T`s with no finalizer (for types that need no drop).
+    fn alloc_array<T>(&self, len: usize) -> Result<NonNull<T>, AllocError> {
+        let size = len.checked_mul(size_of::<T>()).ok_or_else(|| {
+            self.error(
+                AllocErrorKind::CapacityOverflow,
+                usize::MAX,
+                align_of::<T>(),
+            )
+        })?;
+        Ok(self.bump_checked(size, align_of::<T>())?.cast::<T>())
+    }
+
+    /// Clones every element of a slice into the scope. If `T` needs drop, one finalizer
+    /// record covers the whole slice.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let names = a.alloc_slice_clone(&[String::from("frog"), String::from("toad")]);
+    ///     assert_eq!(names[1], "toad");
+    ///     assert_eq!(a.finalizer_count(), 1);
+    /// });
+    /// ```
+    pub fn alloc_slice_clone<T: Clone + 'static>(&self, src: &[T]) -> &'s mut [T] {
+        match self.try_alloc_slice_clone(src) {
+            Ok(s) => s,
+            Err(e) => fail(e),
+        }
+    }
+
+    /// Clones a slice into the scope, or says why it cannot.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(16).unwrap();
+    /// memory.scope("a", |a| assert!(a.try_alloc_slice_clone(&[String::new()]).is_err()));
+    /// ```
+    pub fn try_alloc_slice_clone<T: Clone + 'static>(
+        &self,
+        src: &[T],
+    ) -> Result<&'s mut [T], AllocError> {
+        self.try_alloc_slice_fill_with(src.len(), |i| src[i].clone())
+    }
+
+    /// Builds a slice of `len` elements from `f(0), f(1), ...`. If `T` needs drop, one
+    /// finalizer record covers the whole slice. If `f` panics, the elements built so far
+    /// are dropped and the panic goes on.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let squares = a.alloc_slice_fill_with(5, |i| i * i);
+    ///     assert_eq!(squares, &[0, 1, 4, 9, 16]);
+    /// });
+    /// ```
+    pub fn alloc_slice_fill_with<T: 'static>(
+        &self,
+        len: usize,
+        f: impl FnMut(usize) -> T,
+    ) -> &'s mut [T] {
+        match self.try_alloc_slice_fill_with(len, f) {
+            Ok(s) => s,
+            Err(e) => fail(e),
+        }
+    }
+
+    /// Builds a slice from `f`, or says why the memory cannot be had (`f` is then not
+    /// called).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(16).unwrap();
+    /// memory.scope("a", |a| assert!(a.try_alloc_slice_fill_with(5, |i| i as u64).is_err()));
+    /// ```
+    pub fn try_alloc_slice_fill_with<T: 'static>(
+        &self,
+        len: usize,
+        mut f: impl FnMut(usize) -> T,
+    ) -> Result<&'s mut [T], AllocError> {
+        if !needs_drop::<T>() || len == 0 {
+            let dst = if size_of::<T>() == 0 {
+                dangling(align_of::<T>()).cast::<T>()
+            } else {
+                self.alloc_array::<T>(len)?
+            };
+            // SAFETY: `dst` has room for `len` elements (or `T` is zero-sized); `fill`
+            // initialises all of them or drops what it built and panics.
+            unsafe {
+                fill(dst, len, &mut f);
+                return Ok(core::slice::from_raw_parts_mut(dst.as_ptr(), len));
+            }
+        }
+        let size = SliceLayout::<T>::size(len).ok_or_else(|| {
+            self.error(
+                AllocErrorKind::CapacityOverflow,
+                usize::MAX,
+                align_of::<T>(),
+            )
+        })?;
+        let align = SliceLayout::<T>::ALIGN;
+        if align > MAX_ALIGN {
+            return Err(self.too_aligned(size, align));
+        }
+        let record = self
+            .alloc
+            .bump_any(size, align)
+            .ok_or_else(|| self.oom(size, align))?;
+        // SAFETY: `record` has room for the slice record and `len` elements at the right
+        // alignment. The record is linked only once every element is built.
+        unsafe {
+            let first = finalizer::write_slice_record::<T>(record, len);
+            fill(first, len, &mut f);
+            self.chain.link(record);
+            Ok(core::slice::from_raw_parts_mut(first.as_ptr(), len))
+        }
+    }
+
+    /// Copies a string into the scope.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let s = a.alloc_str("frog");
+    ///     s.make_ascii_uppercase();
+    ///     assert_eq!(s, "FROG");
+    /// });
+    /// ```
+    pub fn alloc_str(&self, src: &str) -> &'s mut str {
+        match self.try_alloc_str(src) {
+            Ok(s) => s,
+            Err(e) => fail(e),
+        }
+    }
+
+    /// Copies a string into the scope, or says why it cannot.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(2).unwrap();
+    /// memory.scope("a", |a| assert!(a.try_alloc_str("frog").is_err()));
+    /// ```
+    pub fn try_alloc_str(&self, src: &str) -> Result<&'s mut str, AllocError> {
+        let bytes = self.try_alloc_slice_copy(src.as_bytes())?;
+        // SAFETY: the bytes were copied from a `str`.
+        Ok(unsafe { core::str::from_utf8_unchecked_mut(bytes) })
+    }
+
+    /// Formats into the scope: the talk's `formatString`. Use it with `format_args!`.
+    ///
+    /// The text is written straight into free memory, so formatting needs no temporary
+    /// buffer. While it runs, the rest of the block is reserved: a `Display` impl that
+    /// tries to allocate from the same block meanwhile gets an out-of-memory error.
+    ///
+    /// # Panics
+    /// When the text does not fit, or a formatting implementation returns an error.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let path = a.alloc_fmt(format_args!("foo/bar/{}.txt", 7));
+    ///     assert_eq!(path, "foo/bar/7.txt");
+    /// });
+    /// ```
+    pub fn alloc_fmt(&self, args: fmt::Arguments<'_>) -> &'s mut str {
+        match self.try_alloc_fmt(args) {
+            Ok(s) => s,
+            Err(e) => fail(e),
+        }
+    }
+
+    /// Formats into the scope, or says why it cannot. Nothing stays allocated on error.
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(4).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let err = a.try_alloc_fmt(format_args!("{}", 123456)).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+    ///     assert_eq!(a.used(), 0);
+    /// });
+    /// ```
+    pub fn try_alloc_fmt(&self, args: fmt::Arguments<'_>) -> Result<&'s mut str, AllocError> {
+        if let Some(s) = args.as_str() {
+            return self.try_alloc_str(s);
+        }
+        let alloc = self.alloc;
+        let start = alloc.cur();
+        let limit = alloc.limit();
+
+        /// Ends the reservation: keeps `[start, keep_to)` and gives back the rest. If a
+        /// formatting impl moved the bump pointer (possible only when nothing could be
+        /// written, `start == limit`), it is left alone.
+        struct Reservation<'a> {
+            alloc: &'a LinearAllocator,
+            reserved_to: usize,
+            keep_to: usize,
+        }
+        impl Drop for Reservation<'_> {
+            fn drop(&mut self) {
+                if self.alloc.cur() == self.reserved_to {
+                    self.alloc.rewind_to(self.keep_to);
+                }
+            }
+        }
+
+        struct Writer<'a> {
+            alloc: &'a LinearAllocator,
+            at: usize,
+            limit: usize,
+            out_of_memory: bool,
+        }
+        impl fmt::Write for Writer<'_> {
+            fn write_str(&mut self, s: &str) -> fmt::Result {
+                if s.len() > self.limit - self.at {
+                    self.out_of_memory = true;
+                    return Err(fmt::Error);
+                }
+                // SAFETY: `[at, at + len)` lies in the reserved region `[start, limit)`,
+                // which nobody else can allocate while the reservation lasts.
+                unsafe {
+                    ptr::copy_nonoverlapping(
+                        s.as_ptr(),
+                        self.alloc.ptr_at(self.at).as_ptr(),
+                        s.len(),
+                    )
+                };
+                self.at += s.len();
+                Ok(())
+            }
+        }
+
+        // Reserve everything up to the limit while user formatting code runs; on a panic
+        // the reservation's drop gives it all back.
+        alloc.set_cur_forward(limit);
+        let mut reservation = Reservation {
+            alloc,
+            reserved_to: limit,
+            keep_to: start,
+        };
+        let mut w = Writer {
+            alloc,
+            at: start,
+            limit,
+            out_of_memory: false,
+        };
+        match fmt::write(&mut w, args) {
+            Ok(()) => {
+                reservation.keep_to = w.at;
+                drop(reservation);
+                let len = w.at - start;
+                // SAFETY: `[start, start + len)` holds the UTF-8 text just written and
+                // stays below the bump pointer until this scope unwinds.
+                unsafe {
+                    let bytes = core::slice::from_raw_parts_mut(alloc.ptr_at(start).as_ptr(), len);
+                    Ok(core::str::from_utf8_unchecked_mut(bytes))
+                }
+            }
+            Err(fmt::Error) => {
+                drop(reservation);
+                let kind = if w.out_of_memory {
+                    AllocErrorKind::OutOfMemory
+                } else {
+                    AllocErrorKind::Format
+                };
+                Err(self.error(kind, w.at - start + 1, 1))
+            }
+        }
+    }
+}
+
+impl fmt::Debug for ScopeStack<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScopeStack")
+            .field("name", &self.name)
+            .field("depth", &self.depth)
+            .field("start_offset", &self.start_offset())
+            .field("used", &self.used())
+            .field("finalizers", &self.chain.len())
+            .finish()
+    }
+}
+
+/// Writes `value` at `slot` and returns it with the scope's lifetime.
+///
+/// # Safety
+/// `slot` is valid, aligned and exclusive for a `T` for `'a`.
+#[inline(always)]
+unsafe fn place<'a, T>(slot: NonNull<T>, value: T) -> &'a mut T {
+    // SAFETY: per the caller.
+    unsafe {
+        slot.as_ptr().write(value);
+        &mut *slot.as_ptr()
+    }
+}
+
+/// Initialises `len` elements at `first` from `f`; on a panic in `f`, drops the elements
+/// already built and lets the panic go on.
+///
+/// # Safety
+/// `first` has room for `len` `T`s (or `T` is zero-sized and `first` is aligned).
+unsafe fn fill<T>(first: NonNull<T>, len: usize, f: &mut impl FnMut(usize) -> T) {
+    struct Built<T> {
+        first: NonNull<T>,
+        done: usize,
+    }
+    impl<T> Drop for Built<T> {
+        fn drop(&mut self) {
+            // SAFETY: the first `done` elements were initialised and not yet handed out.
+            unsafe {
+                ptr::drop_in_place(ptr::slice_from_raw_parts_mut(
+                    self.first.as_ptr(),
+                    self.done,
+                ))
+            };
+        }
+    }
+    let mut built = Built { first, done: 0 };
+    while built.done < len {
+        let v = f(built.done);
+        // SAFETY: `done < len`, so the slot is inside the room the caller gave us.
+        unsafe { first.as_ptr().add(built.done).write(v) };
+        built.done += 1;
+    }
+    core::mem::forget(built);
+}
+
+/// A non-null pointer aligned to `align`, with no provenance: valid for zero-sized use.
+#[inline(always)]
+pub(crate) fn dangling(align: usize) -> NonNull<u8> {
+    // SAFETY: `align` is a power of two, hence non-zero.
+    unsafe { NonNull::new_unchecked(ptr::without_provenance_mut(align)) }
+}
+
+/// Panics with the error's message. Kept out of line so the fast paths stay small.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn fail(e: AllocError) -> ! {
+    panic!("{e}")
+}
