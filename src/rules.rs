@@ -33,7 +33,7 @@
 //! Opening a child borrows the parent mutably, so the parent cannot allocate (its memory
 //! would land inside the child's region and be rewound under it):
 //!
-//! ```compile_fail,E0499
+//! ```compile_fail,E0502
 //! # use scope_stack::LinearAllocator;
 //! let mut memory = LinearAllocator::with_capacity(64).unwrap();
 //! memory.scope("systems", |systems| {

@@ -1,0 +1,120 @@
+//! Rule 6: after a `LinearAllocator` is built, nothing touches the global heap.
+//!
+//! A counting global allocator counts calls made on this test's thread while counting is
+//! switched on (counter and switch are thread-local). The whole workload (scopes, objects, slices, text, collections) runs in
+//! that window, and the count must stay at zero.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::collections::hash_map::DefaultHasher;
+use std::hash::BuildHasherDefault;
+
+use scope_stack::LinearAllocator;
+
+struct Counting;
+
+thread_local! {
+    // Per thread, so tests running in parallel do not see each other's calls.
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+    static HEAP_CALLS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn note() {
+    if COUNTING.with(Cell::get) {
+        HEAP_CALLS.with(|n| n.set(n.get() + 1));
+    }
+}
+
+// SAFETY: forwards to the system allocator; counting has no effect on the memory.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note();
+        // SAFETY: forwarded contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        note();
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note();
+        // SAFETY: forwarded contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Runs `f` and returns how many global-heap calls it made on this thread.
+fn heap_calls_during(f: impl FnOnce()) -> usize {
+    let before = HEAP_CALLS.with(Cell::get);
+    COUNTING.with(|c| c.set(true));
+    f();
+    COUNTING.with(|c| c.set(false));
+    HEAP_CALLS.with(Cell::get) - before
+}
+
+/// A type that needs drop but owns no heap memory.
+struct Handle(u32);
+impl Drop for Handle {
+    fn drop(&mut self) {
+        std::hint::black_box(self.0);
+    }
+}
+
+#[test]
+fn the_counter_sees_heap_use() {
+    // Guard against a test that cannot fail: the counter does count.
+    let n = heap_calls_during(|| drop(std::hint::black_box(Box::new(1u8))));
+    assert_eq!(n, 2);
+}
+
+#[test]
+fn no_heap_after_construction() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    let rounds = if cfg!(miri) { 3 } else { 100 };
+    let calls = heap_calls_during(|| {
+        for round in 0..rounds {
+            memory.scope("systems", |systems| {
+                systems.new_object(Handle(round));
+                systems.scope("level", |level| {
+                    let xs = level.alloc_slice_fill_with(64, |i| Handle(i as u32));
+                    level.alloc_slice_copy(&[1u64; 32]);
+                    let name = level.alloc_fmt(format_args!("level-{round}-{}", xs.len()));
+                    assert!(name.starts_with("level-"));
+                    level.alloc_str("frogs");
+                    let mut v = allocator_api2::vec::Vec::new_in(&**level);
+                    for i in 0..200u32 {
+                        v.push(i);
+                    }
+                    // A fixed-key hasher: hashbrown's default one seeds itself from the
+                    // heap once per process, which is not ours to count.
+                    let hasher = BuildHasherDefault::<DefaultHasher>::default();
+                    let mut map =
+                        hashbrown::HashMap::with_capacity_and_hasher_in(16, hasher, &**level);
+                    map.insert(1u32, 2u32);
+                    assert_eq!(v.len() + map.len(), 201);
+                });
+            });
+        }
+    });
+    assert_eq!(calls, 0, "the global heap was used after construction");
+}
+
+#[test]
+fn from_static_needs_no_heap_at_all() {
+    use std::mem::MaybeUninit;
+    #[repr(align(4096))]
+    struct Buf([MaybeUninit<u8>; 4096]);
+    let buf: &'static mut Buf = Box::leak(Box::new(Buf([MaybeUninit::uninit(); 4096])));
+    let calls = heap_calls_during(|| {
+        let mut memory = LinearAllocator::from_static(&mut buf.0[..]);
+        memory.scope("boot", |boot| {
+            boot.new_object(Handle(1));
+            boot.alloc_fmt(format_args!("{}", 42));
+        });
+    });
+    assert_eq!(calls, 0);
+}
