@@ -137,7 +137,9 @@ impl LinearAllocator {
     /// use core::mem::MaybeUninit;
     /// use scope_stack::LinearAllocator;
     ///
-    /// let buffer: &'static mut [MaybeUninit<u8>] = Box::leak(Box::new([MaybeUninit::uninit(); 256]));
+    /// static mut BUFFER: [MaybeUninit<u8>; 256] = [MaybeUninit::uninit(); 256];
+    /// // SAFETY: this is the only place that uses `BUFFER`, and it runs once.
+    /// let buffer: &'static mut [MaybeUninit<u8>] = unsafe { &mut *core::ptr::addr_of_mut!(BUFFER) };
     /// let mut block = LinearAllocator::from_static(buffer);
     /// assert_eq!(block.capacity(), 256);
     /// block.scope("boot", |boot| assert_eq!(*boot.new_pod(5u8), 5));
@@ -273,6 +275,18 @@ impl LinearAllocator {
             self.high_water.set(cur);
         }
         self.cur.set(to);
+    }
+
+    /// Ends a temporary reservation (see `ScopeStack::try_alloc_fmt`): moves the bump
+    /// pointer back to `keep_to` and counts only `keep_to` towards the high-water mark,
+    /// since the reserved tail was never really used.
+    #[inline]
+    pub(crate) fn end_reservation(&self, keep_to: usize) {
+        debug_assert!(keep_to >= self.start && keep_to <= self.cur.get());
+        if keep_to > self.high_water.get() {
+            self.high_water.set(keep_to);
+        }
+        self.cur.set(keep_to);
     }
 
     /// Turns an address inside the block into a pointer with the block's provenance.

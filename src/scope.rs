@@ -461,12 +461,30 @@ impl<'s> ScopeStack<'s> {
                 "new_pod: this type needs drop; use new_object"
             )
         };
+        /// The out-of-memory panic, out of line. It never returns, so the fast path
+        /// keeps nothing alive across it: no stack frame, no saved registers.
+        #[cold]
+        #[inline(never)]
+        #[track_caller]
+        fn out_of_memory(scope: &ScopeStack<'_>, size: usize, align: usize) -> ! {
+            fail(scope.oom(size, align))
+        }
+
         if size_of::<T>() == 0 {
             return self.place_zst(value);
         }
+        // Both conditions are constants, so this folds to one arm. Small types (the usual
+        // case) take the hot path: one bump, one branch.
+        if size_of::<T>() <= MAX_ALIGN && align_of::<T>() <= MAX_ALIGN {
+            return match self.alloc.bump_small(size_of::<T>(), align_of::<T>()) {
+                // SAFETY: fresh, exclusive memory of the right size and alignment for a
+                // `T` that lives until the scope unwinds (`'s`).
+                Some(p) => unsafe { place(p.cast::<T>(), value) },
+                None => out_of_memory(self, size_of::<T>(), align_of::<T>()),
+            };
+        }
         match self.bump_const(size_of::<T>(), align_of::<T>()) {
-            // SAFETY: fresh, exclusive memory of the right size and alignment for a `T`
-            // that lives until the scope unwinds (`'s`).
+            // SAFETY: as above.
             Ok(p) => unsafe { place(p.cast::<T>(), value) },
             Err(e) => fail(e),
         }
@@ -881,7 +899,7 @@ impl<'s> ScopeStack<'s> {
         impl Drop for Reservation<'_> {
             fn drop(&mut self) {
                 if self.alloc.cur() == self.reserved_to {
-                    self.alloc.rewind_to(self.keep_to);
+                    self.alloc.end_reservation(self.keep_to);
                 }
             }
         }

@@ -222,7 +222,9 @@ struct Aligned([MaybeUninit<u8>; 8192]);
 
 #[test]
 fn from_static_uses_the_callers_buffer() {
-    let buf: &'static mut Aligned = Box::leak(Box::new(Aligned([MaybeUninit::uninit(); 8192])));
+    static mut BUF: Aligned = Aligned([MaybeUninit::uninit(); 8192]);
+    // SAFETY: this test is the only user of `BUF` and runs once.
+    let buf: &'static mut Aligned = unsafe { &mut *core::ptr::addr_of_mut!(BUF) };
     let range = buf.0.as_ptr_range();
     let mut memory = LinearAllocator::from_static(&mut buf.0[..]);
     assert_eq!(memory.capacity(), 8192);
@@ -238,7 +240,9 @@ fn from_static_uses_the_callers_buffer() {
 
 #[test]
 fn from_static_with_an_empty_buffer_fails_cleanly() {
-    let buf: &'static mut [MaybeUninit<u8>] = Box::leak(Box::new([]));
+    static mut EMPTY: [MaybeUninit<u8>; 0] = [];
+    // SAFETY: this test is the only user of `EMPTY` and runs once.
+    let buf: &'static mut [MaybeUninit<u8>] = unsafe { &mut *core::ptr::addr_of_mut!(EMPTY) };
     let mut memory = LinearAllocator::from_static(buf);
     assert_eq!(memory.capacity(), 0);
     memory.scope("empty", |s| {
@@ -269,4 +273,22 @@ fn statistics_track_use_and_high_water() {
     assert_eq!(memory.used(), 0);
     assert_eq!(memory.high_water_mark(), 400);
     assert!(format!("{memory:?}").contains("high_water_mark: 400"));
+}
+
+#[test]
+fn formatting_does_not_inflate_the_high_water_mark() {
+    // alloc_fmt reserves the rest of the block while it formats; only the text it keeps
+    // may count as used.
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("text", |s| {
+        let t = s.alloc_fmt(format_args!("frame {}", 12));
+        assert_eq!(t, "frame 12");
+    });
+    assert_eq!(memory.high_water_mark(), 8);
+    memory.scope("text", |s| {
+        assert!(s
+            .try_alloc_fmt(format_args!("{:>60000}{:>60000}", 1, 2))
+            .is_err());
+    });
+    assert_eq!(memory.high_water_mark(), 8);
 }

@@ -108,7 +108,9 @@ fn from_static_needs_no_heap_at_all() {
     use std::mem::MaybeUninit;
     #[repr(align(4096))]
     struct Buf([MaybeUninit<u8>; 4096]);
-    let buf: &'static mut Buf = Box::leak(Box::new(Buf([MaybeUninit::uninit(); 4096])));
+    static mut BUF: Buf = Buf([MaybeUninit::uninit(); 4096]);
+    // SAFETY: this test is the only user of `BUF` and runs once.
+    let buf: &'static mut Buf = unsafe { &mut *std::ptr::addr_of_mut!(BUF) };
     let calls = heap_calls_during(|| {
         let mut memory = LinearAllocator::from_static(&mut buf.0[..]);
         memory.scope("boot", |boot| {
