@@ -36,6 +36,9 @@ pub enum AllocErrorKind {
     HeapExhausted,
     /// A `Display`/`Debug` implementation returned an error while formatting into a scope.
     Format,
+    /// A pool was asked for more slots than its index can name
+    /// ([`MAX_POOL_CAPACITY`](crate::MAX_POOL_CAPACITY)).
+    TooManySlots,
 }
 
 impl AllocErrorKind {
@@ -48,6 +51,9 @@ impl AllocErrorKind {
             AllocErrorKind::AlignmentTooLarge => "alignment is larger than MAX_ALIGN",
             AllocErrorKind::HeapExhausted => "the global allocator could not reserve the block",
             AllocErrorKind::Format => "a formatting implementation returned an error",
+            AllocErrorKind::TooManySlots => {
+                "pool capacity is too large for its 24-bit slot index (at most 16777216 slots)"
+            }
         }
     }
 }

@@ -59,11 +59,14 @@ mod alloc_api;
 mod error;
 mod finalizer;
 mod linear;
+pub mod pool;
 pub mod rules;
 mod scope;
+mod sync;
 
 pub use error::{AllocError, AllocErrorKind, AllocErrorWith, MAX_ERROR_NAME_LEN};
 pub use linear::{LinearAllocator, MAX_ALIGN};
+pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY};
 pub use scope::{Scope, ScopeStack};
 
 /// The README's examples, compiled and run as doctests.

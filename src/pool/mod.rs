@@ -1,0 +1,1020 @@
+//! `Pool<T>`: a fixed-capacity, lock-free object pool carved from a scope.
+//!
+//! A level loads, carves its enemy, projectile and sound pools out of its scope with
+//! [`ScopeStack::new_pool`], and many threads then [`insert`](Pool::insert) and erase
+//! objects every frame through a shared `&Pool<T>`. When the level's scope unwinds,
+//! the objects still in the pool are dropped and the memory rewinds with the rest of
+//! the scope. The pool never touches the global heap.
+//!
+//! ```
+//! use scope_stack::LinearAllocator;
+//!
+//! #[derive(Debug)]
+//! struct Projectile { pos: [f32; 2], vel: [f32; 2] }
+//!
+//! let mut memory = LinearAllocator::with_capacity(1 << 16)?;
+//! memory.scope("level", |level| {
+//!     let projectiles = level.new_pool::<Projectile>(256);
+//!     let shared = &*projectiles;
+//!     std::thread::scope(|threads| {
+//!         for t in 0..2 {
+//!             threads.spawn(move || {
+//!                 for _ in 0..100 {
+//!                     let mut p = shared.insert(Projectile { pos: [0.0; 2], vel: [t as f32, 1.0] })
+//!                         .unwrap_or_else(|_| panic!("pool full"));
+//!                     p.pos[0] += p.vel[0]; // a PoolBox derefs to the object
+//!                 } // dropping the PoolBox frees the slot
+//!             });
+//!         }
+//!     });
+//!     assert_eq!(projectiles.len(), 0);
+//! });
+//! # Ok::<(), scope_stack::AllocError>(())
+//! ```
+//!
+//! # Ownership: boxes and handles
+//!
+//! An object in the pool is owned in one of two ways:
+//! - by a [`PoolBox`], which [`insert`](Pool::insert) returns. The box is the only way
+//!   to reach the object; it derefs (`&T` and `&mut T`) and frees the slot when dropped.
+//!   Any thread holding `&Pool<T>` may insert, and a box may be dropped on any thread.
+//! - by the pool itself, after [`PoolBox::into_handle`]. A [`Handle`] names it. Pooled
+//!   objects can be read by anyone with `&Pool<T>` ([`get`](Pool::get),
+//!   [`iter`](Pool::iter)), and changed or removed only with `&mut Pool<T>`
+//!   ([`get_mut`](Pool::get_mut), [`remove`](Pool::remove),
+//!   [`iter_mut`](Pool::iter_mut), [`retain`](Pool::retain)): the phase-based style of
+//!   an ECS, where systems share the pool during a phase and one owner edits it
+//!   between phases.
+//!
+//! That split is what makes `get(&self)` sound while other threads insert and erase:
+//! a `&T` from `get` can only name a pooled object, pooled objects leave the pool only
+//! through `&mut self`, and `&mut self` cannot exist while the `&T` (which borrows
+//! `&self`) lives. A box's object is never reachable by handle, so nothing can alias
+//! the `&mut T` a box hands out. Each slot's *stamp* records which of the three states
+//! (free, boxed, pooled) it is in, with a generation that lets stale handles fail.
+//!
+//! # Invariants
+//! - Every slot is in exactly one state: **free** (on the free list; no object),
+//!   **boxed** (an object owned by exactly one `PoolBox`, or by a box that was leaked
+//!   with `mem::forget`) or **pooled** (an object owned by the pool).
+//! - Only the thread that popped a slot from the free list, or the owner of its box,
+//!   writes the slot's object or stamp, with one exception: `&mut self` methods, which
+//!   no other access can overlap.
+//! - A stamp in the pooled state can leave it only through `&mut self` (or the drop of
+//!   the pool).
+//! - Objects never move while they live: slot storage is a fixed array in scope memory.
+//!
+//! # Why `Pool<'s, T>` carries the scope's lifetime
+//!
+//! The pool's arrays live in the scope it was carved from, and its destructor is a
+//! finalizer of that same scope. If the type were a plain `Pool<T>`, safe code could
+//! `mem::swap` two pools from an outer and an inner scope through their `&mut`
+//! references; when the inner scope unwound, the outer `Pool` would be left pointing
+//! into rewound memory. `'s` is invariant, so pools of different scopes are different
+//! types and cannot be swapped:
+//!
+//! ```compile_fail
+//! # use scope_stack::LinearAllocator;
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! memory.scope("systems", |systems| {
+//!     let outer = systems.new_pool::<u32>(4);
+//!     systems.scope("level", |level| {
+//!         let inner = level.new_pool::<u32>(4);
+//!         core::mem::swap(outer, inner); // error: lifetime mismatch
+//!     });
+//! });
+//! ```
+//!
+//! Swapping two pools of the *same* scope is harmless (both are dropped, in some
+//! order, before the scope's memory rewinds) and is allowed. A pool cannot be moved
+//! out of its `&mut`: there is no public constructor and no `Default`.
+//!
+//! `T: 'static` is required for the same reason as [`ScopeStack::new_object`]: the
+//! pool's destructor runs from the type-erased finalizer chain, where the drop checker
+//! cannot see what the objects borrow. Thread safety is left to `T`: `Pool<T>` is
+//! `Sync` when `T: Send + Sync` (objects are made on one thread, dropped on another,
+//! and shared through [`get`](Pool::get)) and `Send` when `T: Send`. A pool of a type
+//! that is neither is still useful on one thread.
+//!
+//! # Memory
+//!
+//! Per slot the pool keeps `size_of::<T>()` bytes of storage plus 8 bytes: a 4-byte
+//! free-list link and a 4-byte stamp. The pool object itself is
+//! `size_of::<Pool<T>>()` (384 bytes on x86-64, where each hot atomic sits on its own
+//! 128-byte line) plus a 16-byte finalizer record, padded to its 128-byte alignment.
+//! [`Pool::memory_needed`] gives a tight upper bound of the whole footprint for a
+//! capacity, padding included.
+//!
+//! # Choices that differ from the model
+//!
+//! - Generations and the free list are both 4-byte words in separate arrays (not one
+//!   interleaved array), so the free-list code stands alone in `free_list.rs`.
+//! - The slot index is 24 bits (at most 2^24 slots), so a [`Handle`] has room for an
+//!   8-byte pool tag and still fits in 8 bytes.
+//! - Full-pool waiting does not watch the live count (which lags the free list and
+//!   can miss a wake). A waiter marks the free-list head itself as "empty, with
+//!   waiters"; the push that replaces that mark wakes all sleepers. The erase fast path
+//!   therefore adds no atomic operation and no fence: it sees the mark in the value its
+//!   own compare-exchange returns.
+
+mod free_list;
+mod handle;
+
+use core::alloc::Layout;
+use core::fmt;
+use core::marker::PhantomData;
+use core::mem::{self, align_of, size_of, MaybeUninit};
+use core::ptr::{self, NonNull};
+
+use crossbeam_utils::CachePadded;
+
+use crate::error::{AllocError, AllocErrorKind};
+use crate::finalizer::ObjectLayout;
+use crate::scope::ScopeStack;
+use crate::sync::{AtomicU32, Ordering, UnsafeCell};
+
+use free_list::FreeList;
+pub use handle::Handle;
+use handle::{INDEX_BITS, INDEX_MASK};
+
+/// The largest capacity a pool accepts: the 24-bit slot index.
+pub const MAX_POOL_CAPACITY: usize = 1 << INDEX_BITS;
+
+const _: () = assert!(MAX_POOL_CAPACITY - 1 == INDEX_MASK as usize);
+static_assertions::assert_eq_size!(AtomicU32, u32);
+
+// Stamp states (low two bits of a slot's stamp).
+const FREE: u32 = 0;
+const BOXED: u32 = 1;
+const POOLED: u32 = 2;
+const STATE_MASK: u32 = 3;
+/// Added to a stamp each time its slot is filled: the generation lives above the state.
+const GENERATION_STEP: u32 = 4;
+
+/// Source of pool tags and generation seeds. A plain `core` atomic (also under loom:
+/// it only names pools, it orders nothing).
+static POOL_IDS: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+type Slot<T> = UnsafeCell<MaybeUninit<T>>;
+
+/// Marks a type as invariant in `T`.
+type Invariant<T> = fn(T) -> T;
+
+/// Live count and its high-water mark, on their own cache line.
+struct Counts {
+    len: AtomicU32,
+    high_water: AtomicU32,
+}
+
+/// The pool's state, without the scope lifetime (which only [`Pool`] needs).
+struct Core<T> {
+    // Read-only after construction.
+    values: NonNull<Slot<T>>,
+    stamps: NonNull<AtomicU32>,
+    capacity: u32,
+    tag: u32,
+    #[cfg(feature = "std")]
+    futex: crate::sync::Futex,
+    // Hot, each on its own cache line.
+    free: FreeList,
+    counts: CachePadded<Counts>,
+    /// Owns `T`s, and is invariant in `T`: through `&Pool` one can store a `T`, so a
+    /// `Pool<&'static str>` must not pass for a `Pool<&'short str>`.
+    _owns: PhantomData<Invariant<T>>,
+}
+
+// SAFETY: the `Core` owns its `T`s (through raw pointers into scope memory that nothing
+// else uses); moving it to another thread moves them, so `T: Send` suffices.
+unsafe impl<T: Send> Send for Core<T> {}
+// SAFETY: through `&Core`, threads insert (moving a `T` in), drop boxes (dropping a `T`
+// on another thread) and share pooled objects (`&T` on many threads): hence
+// `T: Send + Sync`. All shared bookkeeping is atomic.
+unsafe impl<T: Send + Sync> Sync for Core<T> {}
+
+impl<T> Core<T> {
+    #[inline(always)]
+    fn stamp(&self, index: u32) -> &AtomicU32 {
+        debug_assert!(index < self.capacity);
+        // SAFETY: `index < capacity` (callers take it from the free list, a box, or a
+        // checked handle); the stamps live as long as `self`.
+        unsafe { self.stamps.add(index as usize).as_ref() }
+    }
+
+    #[inline(always)]
+    fn slot(&self, index: u32) -> &Slot<T> {
+        debug_assert!(index < self.capacity);
+        // SAFETY: as in `stamp`.
+        unsafe { self.values.add(index as usize).as_ref() }
+    }
+
+    /// Pointer to the object in slot `index`, valid while the slot holds one.
+    #[inline(always)]
+    fn value_ptr(&self, index: u32) -> *mut T {
+        self.slot(index).with(|p| p.cast_mut().cast::<T>())
+    }
+
+    /// The slot a handle names, if it names a pooled object of this pool now.
+    #[inline]
+    fn find(&self, handle: Handle<T>) -> Option<u32> {
+        let index = handle.index() as u32;
+        if handle.tag() != self.tag
+            || index >= self.capacity
+            || handle.stamp() & STATE_MASK != POOLED
+        {
+            return None;
+        }
+        // Acquire: pairs with the Release in `into_handle`, so the object's contents
+        // written through its box are visible to us.
+        (self.stamp(index).load(Ordering::Acquire) == handle.stamp()).then_some(index)
+    }
+
+    #[inline]
+    fn insert(&self, value: T) -> Result<u32, T> {
+        let Some(index) = self.free.pop() else {
+            return Err(value);
+        };
+        // We own the slot now (see the free list's invariant). Relaxed: only owners
+        // write a stamp; other threads read it only to compare it with a pooled stamp,
+        // which a boxed stamp never equals.
+        let stamp = self.stamp(index);
+        let old = stamp.load(Ordering::Relaxed);
+        stamp.store(
+            (old & !STATE_MASK).wrapping_add(GENERATION_STEP) | BOXED,
+            Ordering::Relaxed,
+        );
+        // SAFETY: the slot is ours and holds no object.
+        self.slot(index)
+            .with_mut(|p| unsafe { p.write(MaybeUninit::new(value)) });
+        // Relaxed: the count synchronises nothing; it is exact once threads are joined.
+        let len = self.counts.len.fetch_add(1, Ordering::Relaxed) + 1;
+        if len > self.counts.high_water.load(Ordering::Relaxed) {
+            self.counts.high_water.fetch_max(len, Ordering::Relaxed);
+        }
+        Ok(index)
+    }
+
+    /// Marks slot `index` free and puts it back on the free list, waking waiters.
+    ///
+    /// # Safety
+    /// The caller owns the slot (a box, or `&mut self` with a checked handle) and its
+    /// object has been dropped or moved out.
+    #[inline]
+    unsafe fn release(&self, index: u32) {
+        let stamp = self.stamp(index);
+        // Relaxed: see `insert`. The free list's Release push orders it for the next
+        // owner.
+        stamp.store(
+            stamp.load(Ordering::Relaxed) & !STATE_MASK,
+            Ordering::Relaxed,
+        );
+        self.counts.len.fetch_sub(1, Ordering::Relaxed);
+        // SAFETY: per the caller the slot was popped and is not on the list.
+        let had_waiters = unsafe { self.free.push(index) };
+        if had_waiters {
+            self.wake_waiters();
+        }
+    }
+
+    #[cold]
+    fn wake_waiters(&self) {
+        #[cfg(feature = "std")]
+        self.futex.bump_and_wake_all();
+    }
+
+    /// Drops the object in `index` and releases the slot, even if the drop panics.
+    ///
+    /// # Safety
+    /// As [`release`](Self::release), except the object is still alive.
+    unsafe fn drop_and_release(&self, index: u32) {
+        struct Release<'a, T>(&'a Core<T>, u32);
+        impl<T> Drop for Release<'_, T> {
+            fn drop(&mut self) {
+                // SAFETY: forwarded from `drop_and_release`; the object is gone.
+                unsafe { self.0.release(self.1) }
+            }
+        }
+        let guard = Release(self, index);
+        // SAFETY: the caller owns the live object; it is dropped exactly once here.
+        self.slot(index)
+            .with_mut(|p| unsafe { ptr::drop_in_place(p.cast::<T>()) });
+        drop(guard);
+    }
+
+    /// Moves the object out of `index` and releases the slot.
+    ///
+    /// # Safety
+    /// As [`release`](Self::release), except the object is still alive.
+    unsafe fn take(&self, index: u32) -> T {
+        // SAFETY: the caller owns the live object; reading it moves it out, and the
+        // slot is released right after, so it is never read again.
+        let value = self
+            .slot(index)
+            .with_mut(|p| unsafe { p.cast::<T>().read() });
+        // SAFETY: forwarded.
+        unsafe { self.release(index) };
+        value
+    }
+}
+
+impl<T> Core<T> {
+    /// Drops every object in slots `from..capacity`. If a destructor panics, the rest
+    /// are still dropped while the panic unwinds (a second panic aborts, as anywhere).
+    ///
+    /// # Safety
+    /// Called once, from the pool's drop: no box or reference to any object is alive
+    /// (boxes borrow the pool; leaked boxes are gone for good).
+    unsafe fn drop_objects_from(&self, from: u32) {
+        /// Drops the objects after a panicking one.
+        struct Rest<'a, T>(&'a Core<T>, u32);
+        impl<T> Drop for Rest<'_, T> {
+            fn drop(&mut self) {
+                // SAFETY: forwarded; the slots from `self.1` on are untouched.
+                unsafe { self.0.drop_objects_from(self.1) }
+            }
+        }
+        for index in from..self.capacity {
+            // Relaxed: the pool is being dropped, so whatever handed it to this thread
+            // (the end of every borrow) already ordered all earlier writes.
+            if self.stamp(index).load(Ordering::Relaxed) & STATE_MASK != FREE {
+                let rest = Rest(self, index + 1);
+                // SAFETY: a non-free slot holds a live object, and we are its last
+                // owner (see the function's contract); it is dropped once, since the
+                // guard carries on after it.
+                self.slot(index)
+                    .with_mut(|p| unsafe { ptr::drop_in_place(p.cast::<T>()) });
+                mem::forget(rest);
+            }
+        }
+    }
+}
+
+impl<T> Drop for Core<T> {
+    fn drop(&mut self) {
+        if mem::needs_drop::<T>() {
+            // SAFETY: `&mut self` in drop: nothing else can reach the objects.
+            unsafe { self.drop_objects_from(0) };
+        }
+    }
+}
+
+/// A fixed-capacity, lock-free, thread-safe object pool living in a scope.
+///
+/// Made by [`ScopeStack::new_pool`]. See the [module docs](crate::pool) for the
+/// ownership model (boxes and handles), the memory footprint and the invariants.
+///
+/// ```
+/// use scope_stack::LinearAllocator;
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+/// memory.scope("level", |level| {
+///     let sounds = level.new_pool::<String>(2);
+///     let a = sounds.insert("swish".to_string()).unwrap();
+///     let _b = sounds.insert("boom".to_string()).unwrap();
+///     // Full: the value comes back.
+///     assert_eq!(sounds.insert("zap".to_string()).unwrap_err(), "zap");
+///     drop(a);
+///     assert!(sounds.insert("zap".to_string()).is_ok());
+/// });
+/// ```
+pub struct Pool<'s, T> {
+    core: Core<T>,
+    /// Invariant in `'s`: see the module docs.
+    _scope: PhantomData<fn(&'s ()) -> &'s ()>,
+}
+
+/// An object in a [`Pool`], owned by this box. Dereferences to the object; dropping the
+/// box drops the object and frees its slot.
+///
+/// ```
+/// use scope_stack::LinearAllocator;
+///
+/// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+/// memory.scope("level", |level| {
+///     let pool = level.new_pool::<Vec<u32>>(8);
+///     let mut b = pool.insert(vec![1, 2]).unwrap();
+///     b.push(3);
+///     assert_eq!(*b, [1, 2, 3]);
+///     assert_eq!(pool.len(), 1);
+///     drop(b);
+///     assert_eq!(pool.len(), 0);
+/// });
+/// ```
+pub struct PoolBox<'a, T> {
+    core: NonNull<Core<T>>,
+    index: u32,
+    /// Borrows the pool for `'a`; owns a `T` and can write one (hence invariant).
+    _borrow: PhantomData<(&'a (), Invariant<T>)>,
+}
+
+// SAFETY: a box is a unique owner of a `T` (like `Box<T>`), plus a shared borrow of the
+// pool used only for the thread-safe release. Sending it sends the `T`.
+unsafe impl<T: Send> Send for PoolBox<'_, T> {}
+// SAFETY: `&PoolBox` gives only `&T`.
+unsafe impl<T: Sync> Sync for PoolBox<'_, T> {}
+
+impl<'s> ScopeStack<'s> {
+    /// Carves a [`Pool`] of `capacity` slots out of this scope.
+    ///
+    /// The slot storage, free-list links and stamps are allocated first, then the pool
+    /// object with a finalizer: when the scope unwinds, objects still in the pool are
+    /// dropped, then the memory rewinds.
+    ///
+    /// # Panics
+    /// Where [`try_new_pool`](Self::try_new_pool) returns an error.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let enemies = level.new_pool::<[f32; 4]>(100);
+    ///     assert_eq!(enemies.capacity(), 100);
+    /// });
+    /// ```
+    pub fn new_pool<T: 'static>(&self, capacity: usize) -> &'s mut Pool<'s, T> {
+        match self.try_new_pool(capacity) {
+            Ok(p) => p,
+            Err(e) => pool_fail(e),
+        }
+    }
+
+    /// Carves a [`Pool`] out of this scope, or says why it cannot.
+    ///
+    /// # Errors
+    /// - [`AllocErrorKind::InvalidCapacity`] for a capacity of 0;
+    /// - [`AllocErrorKind::TooManySlots`] above [`MAX_POOL_CAPACITY`];
+    /// - [`AllocErrorKind::CapacityOverflow`] when the arrays' size overflows;
+    /// - [`AllocErrorKind::OutOfMemory`] when the scope has no room (memory already
+    ///   taken for the arrays stays taken until the scope unwinds).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator, MAX_POOL_CAPACITY};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let e = level.try_new_pool::<u64>(0).unwrap_err();
+    ///     assert_eq!(e.kind(), AllocErrorKind::InvalidCapacity);
+    ///     let e = level.try_new_pool::<u8>(MAX_POOL_CAPACITY + 1).unwrap_err();
+    ///     assert_eq!(e.kind(), AllocErrorKind::TooManySlots);
+    ///     let e = level.try_new_pool::<u64>(1 << 20).unwrap_err();
+    ///     assert_eq!(e.kind(), AllocErrorKind::OutOfMemory);
+    ///     assert!(level.try_new_pool::<u64>(64).is_ok());
+    /// });
+    /// ```
+    pub fn try_new_pool<T: 'static>(
+        &self,
+        capacity: usize,
+    ) -> Result<&'s mut Pool<'s, T>, AllocError> {
+        let error = |kind, size, align| {
+            AllocError::in_scope(
+                kind,
+                size,
+                align,
+                self.allocator().remaining_to_limit(),
+                self.allocator().capacity(),
+                self.name(),
+            )
+        };
+        if capacity == 0 {
+            return Err(error(AllocErrorKind::InvalidCapacity, 0, align_of::<T>()));
+        }
+        if capacity > MAX_POOL_CAPACITY {
+            let bytes = capacity.saturating_mul(size_of::<T>() + 8);
+            return Err(error(AllocErrorKind::TooManySlots, bytes, align_of::<T>()));
+        }
+        let overflow = || {
+            error(
+                AllocErrorKind::CapacityOverflow,
+                usize::MAX,
+                align_of::<T>(),
+            )
+        };
+        let values_layout = Layout::array::<Slot<T>>(capacity).map_err(|_| overflow())?;
+        let links_layout = Layout::array::<AtomicU32>(capacity).map_err(|_| overflow())?;
+
+        let values = self.try_alloc_layout(values_layout)?.cast::<Slot<T>>();
+        let stamps = self.try_alloc_layout(links_layout)?.cast::<AtomicU32>();
+        let links = self.try_alloc_layout(links_layout)?.cast::<AtomicU32>();
+
+        let id = POOL_IDS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        // A per-pool starting generation, so handles of pools that share a tag rarely
+        // collide (see `Handle`).
+        let seed = id.wrapping_mul(0x9E37_79B9) & !STATE_MASK;
+        let cap = capacity as u32;
+        for i in 0..capacity {
+            // SAFETY: `i < capacity`, and the arrays have `capacity` elements of fresh,
+            // aligned memory that lives until this scope rewinds.
+            unsafe {
+                UnsafeCell::init_uninit(values.add(i).as_ptr());
+                stamps.add(i).as_ptr().write(AtomicU32::new(seed | FREE));
+            }
+        }
+        // SAFETY: `links` has `capacity` fresh elements that only this list will use,
+        // valid until the scope rewinds, which is after the pool's finalizer has run.
+        let free = unsafe { FreeList::new(links, cap) };
+        let pool = Pool {
+            core: Core {
+                values,
+                stamps,
+                capacity: cap,
+                tag: id & 0xFF,
+                #[cfg(feature = "std")]
+                futex: crate::sync::Futex::new(),
+                free,
+                counts: CachePadded::new(Counts {
+                    len: AtomicU32::new(0),
+                    high_water: AtomicU32::new(0),
+                }),
+                _owns: PhantomData,
+            },
+            _scope: PhantomData,
+        };
+        // SAFETY: the drop contract of `new_object_unchecked`: the pool's destructor
+        // drops its `T`s (which are `'static`, so they borrow nothing that could be
+        // gone) and reads its own arrays. The arrays were allocated in this scope
+        // before the pool's record, and a scope runs all finalizers before it rewinds,
+        // so they are still valid then. `'s` in `Pool<'s, T>` is a marker; the
+        // destructor follows no borrow of it.
+        match unsafe { self.try_new_object_unchecked(pool) } {
+            Ok(p) => Ok(p),
+            Err(e) => Err(e.error),
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn pool_fail(e: AllocError) -> ! {
+    panic!("{e}")
+}
+
+impl<'s, T> Pool<'s, T> {
+    /// An upper bound of the bytes [`ScopeStack::new_pool`] takes from the scope for
+    /// `capacity` slots: the arrays, the pool object and its finalizer record, and the
+    /// worst-case alignment padding of each. `None` if it overflows.
+    ///
+    /// ```
+    /// # use scope_stack::{LinearAllocator, Pool};
+    /// let need = Pool::<[u8; 24]>::memory_needed(1000).unwrap();
+    /// assert!(need >= 1000 * (24 + 8));
+    /// let mut memory = LinearAllocator::with_capacity(need).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.new_pool::<[u8; 24]>(1000);
+    ///     assert!(level.used() <= need);
+    /// });
+    /// ```
+    pub fn memory_needed(capacity: usize) -> Option<usize> {
+        let values = capacity.checked_mul(size_of::<T>())?;
+        let links = capacity.checked_mul(8)?;
+        let record = ObjectLayout::<Self>::SIZE + ObjectLayout::<Self>::ALIGN - 1;
+        values
+            .checked_add(align_of::<T>() - 1)?
+            .checked_add(links + 6)?
+            .checked_add(record)
+    }
+
+    /// Puts `value` in a free slot and returns the box that owns it, or gives the value
+    /// back when every slot is taken. Lock-free; callable from any thread holding
+    /// `&Pool<T>`.
+    ///
+    /// What to do when the pool is full is the caller's policy: drop the value (a
+    /// particle nobody will miss), [`insert_wait`](Self::insert_wait) for a slot, or
+    /// evict something and try again.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<u32>(1);
+    ///     let first = pool.insert(1).unwrap();
+    ///     assert_eq!(pool.insert(2).err(), Some(2));
+    ///     assert_eq!(*first, 1);
+    /// });
+    /// ```
+    #[inline]
+    pub fn insert(&self, value: T) -> Result<PoolBox<'_, T>, T> {
+        let index = self.core.insert(value)?;
+        Ok(PoolBox {
+            core: NonNull::from(&self.core),
+            index,
+            _borrow: PhantomData,
+        })
+    }
+
+    /// Like [`insert`](Self::insert), but when the pool is full, sleeps until a slot
+    /// is freed and then tries again, as often as needed.
+    ///
+    /// The thread sleeps on a futex, so it does not spin a core. A thread that frees a
+    /// slot while others wait wakes all of them (one will get the slot; the others go
+    /// back to sleep); no wake-up is lost. Requires the `std` feature.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = &*level.new_pool::<u32>(1);
+    ///     let held = pool.insert(1).unwrap();
+    ///     std::thread::scope(|s| {
+    ///         let waiter = s.spawn(|| *pool.insert_wait(2));
+    ///         std::thread::sleep(std::time::Duration::from_millis(10));
+    ///         drop(held); // frees the slot and wakes the waiter
+    ///         assert_eq!(waiter.join().unwrap(), 2);
+    ///     });
+    /// });
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn insert_wait(&self, mut value: T) -> PoolBox<'_, T> {
+        loop {
+            match self.insert(value) {
+                Ok(b) => return b,
+                Err(v) => value = v,
+            }
+            // Read the futex *before* announcing ourselves (see `announce_waiter`): a
+            // push that sees our announcement bumps it past this value.
+            let seen = self.core.futex.load();
+            match self.core.free.announce_waiter() {
+                free_list::Announce::Retry => {}
+                free_list::Announce::Sleep => self.core.futex.wait(seen),
+            }
+        }
+    }
+
+    /// The object a handle names, if it is still in this pool.
+    ///
+    /// Safe to call while other threads insert and erase: it only ever returns pooled
+    /// objects (see [`PoolBox::into_handle`]), which can leave the pool only through
+    /// `&mut self`.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<&str>(4);
+    ///     let h = pool.insert("door").unwrap().into_handle();
+    ///     assert_eq!(pool.get(h), Some(&"door"));
+    ///     pool.remove(h);
+    ///     assert_eq!(pool.get(h), None);
+    /// });
+    /// ```
+    #[inline]
+    pub fn get(&self, handle: Handle<T>) -> Option<&T> {
+        let index = self.core.find(handle)?;
+        // SAFETY: the slot holds a pooled object (checked with Acquire, so its contents
+        // are visible). It stays in the pool while `&self` is borrowed, and pooled
+        // objects are only mutated through `&mut self`.
+        Some(unsafe { &*self.core.value_ptr(index) })
+    }
+
+    /// The object a handle names, mutably, if it is still in this pool.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<u32>(4);
+    ///     let h = pool.insert(1).unwrap().into_handle();
+    ///     *pool.get_mut(h).unwrap() += 1;
+    ///     assert_eq!(pool.get(h), Some(&2));
+    /// });
+    /// ```
+    #[inline]
+    pub fn get_mut(&mut self, handle: Handle<T>) -> Option<&mut T> {
+        let index = self.core.find(handle)?;
+        // SAFETY: a pooled object, and `&mut self` excludes every other access to it
+        // (boxes never own pooled slots).
+        Some(unsafe { &mut *self.core.value_ptr(index) })
+    }
+
+    /// Takes the object a handle names out of the pool and frees its slot. `None` if
+    /// the handle is stale or from another pool.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<String>(4);
+    ///     let h = pool.insert("crate".to_string()).unwrap().into_handle();
+    ///     assert_eq!(pool.remove(h).as_deref(), Some("crate"));
+    ///     assert_eq!(pool.remove(h), None);
+    ///     assert!(pool.is_empty());
+    /// });
+    /// ```
+    pub fn remove(&mut self, handle: Handle<T>) -> Option<T> {
+        let index = self.core.find(handle)?;
+        // SAFETY: `&mut self` owns every pooled object; the slot is released once.
+        Some(unsafe { self.core.take(index) })
+    }
+
+    /// Keeps only the pooled objects for which `keep` returns `true`; drops the rest
+    /// and frees their slots. Objects owned by boxes are not visited.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<u32>(8);
+    ///     for i in 0..8 {
+    ///         pool.insert(i).unwrap().into_handle();
+    ///     }
+    ///     pool.retain(|_, v| *v % 2 == 0);
+    ///     assert_eq!(pool.len(), 4);
+    /// });
+    /// ```
+    pub fn retain(&mut self, mut keep: impl FnMut(Handle<T>, &mut T) -> bool) {
+        for index in 0..self.core.capacity {
+            let stamp = self.core.stamp(index).load(Ordering::Relaxed);
+            if stamp & STATE_MASK != POOLED {
+                continue;
+            }
+            // SAFETY: a pooled object under `&mut self`.
+            let value = unsafe { &mut *self.core.value_ptr(index) };
+            if !keep(Handle::new(index, self.core.tag, stamp), value) {
+                // SAFETY: `&mut self` owns the pooled object; `keep` has returned, so
+                // no reference to it remains.
+                unsafe { self.core.drop_and_release(index) };
+            }
+        }
+    }
+
+    /// Every pooled object with its handle, in slot order. Objects owned by boxes are
+    /// not visited (their boxes have exclusive access). Takes time in proportion to
+    /// the capacity.
+    ///
+    /// Safe while other threads insert and erase; objects they hand to the pool
+    /// meanwhile may or may not be seen.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<u32>(8);
+    ///     let h = pool.insert(5).unwrap().into_handle();
+    ///     let _boxed = pool.insert(6).unwrap();
+    ///     let seen: Vec<_> = pool.iter().collect();
+    ///     assert_eq!(seen, [(h, &5)]);
+    /// });
+    /// ```
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter {
+            core: &self.core,
+            next: 0,
+        }
+    }
+
+    /// Every pooled object with its handle, mutably, in slot order.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<u32>(8);
+    ///     let h = pool.insert(5).unwrap().into_handle();
+    ///     for (_, v) in pool.iter_mut() {
+    ///         *v *= 10;
+    ///     }
+    ///     assert_eq!(pool.get(h), Some(&50));
+    /// });
+    /// ```
+    pub fn iter_mut(&mut self) -> IterMut<'_, T> {
+        IterMut {
+            core: NonNull::from(&self.core),
+            next: 0,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Objects in the pool now, boxed or pooled. Exact when no other thread is
+    /// inserting or erasing; otherwise a snapshot that may already be out of date.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<u32>(8);
+    ///     let _a = pool.insert(1).unwrap();
+    ///     pool.insert(2).unwrap().into_handle();
+    ///     assert_eq!(pool.len(), 2);
+    /// });
+    /// ```
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.core.counts.len.load(Ordering::Relaxed) as usize
+    }
+
+    /// `true` when the pool holds no object (a snapshot, like [`len`](Self::len)).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| assert!(level.new_pool::<u32>(8).is_empty()));
+    /// ```
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The number of slots.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| assert_eq!(level.new_pool::<u32>(8).capacity(), 8));
+    /// ```
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.core.capacity as usize
+    }
+
+    /// `true` when no slot is free, so [`insert`](Self::insert) would fail right now
+    /// (a snapshot).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<u32>(1);
+    ///     let b = pool.insert(1).unwrap();
+    ///     assert!(pool.is_full());
+    ///     drop(b);
+    ///     assert!(!pool.is_full());
+    /// });
+    /// ```
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.core.free.is_empty()
+    }
+
+    /// The most objects the pool has held at once: use it to tune the capacity.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<u32>(8);
+    ///     let a = pool.insert(1).unwrap();
+    ///     let b = pool.insert(2).unwrap();
+    ///     drop((a, b));
+    ///     let _c = pool.insert(3).unwrap();
+    ///     assert_eq!(pool.high_water_len(), 2);
+    /// });
+    /// ```
+    #[inline]
+    pub fn high_water_len(&self) -> usize {
+        self.core.counts.high_water.load(Ordering::Relaxed) as usize
+    }
+}
+
+impl<T> fmt::Debug for Pool<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Pool")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity())
+            .field("high_water_len", &self.high_water_len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'a, T> PoolBox<'a, T> {
+    #[inline(always)]
+    fn core(&self) -> &'a Core<T> {
+        // SAFETY: the box borrows the pool for `'a`.
+        unsafe { self.core.as_ref() }
+    }
+
+    /// Hands the object to the pool and returns a [`Handle`] to it. The object stays in
+    /// its slot; it is now reached through [`Pool::get`] (any thread with `&Pool`) and
+    /// changed or removed through `&mut Pool`. If never removed, it is dropped when the
+    /// pool's scope unwinds.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<String>(4);
+    ///     let h = pool.insert("boss".to_string()).unwrap().into_handle();
+    ///     assert_eq!(pool.len(), 1);
+    ///     assert_eq!(pool.get(h).map(String::as_str), Some("boss"));
+    /// }); // the String is dropped here
+    /// ```
+    pub fn into_handle(self) -> Handle<T> {
+        let core = self.core();
+        let index = self.index;
+        mem::forget(self);
+        let stamp = core.stamp(index);
+        let pooled = (stamp.load(Ordering::Relaxed) & !STATE_MASK) | POOLED;
+        // Release: pairs with the Acquire in `find`, so readers on other threads see
+        // everything written to the object through the box.
+        stamp.store(pooled, Ordering::Release);
+        Handle::new(index, core.tag, pooled)
+    }
+
+    /// Moves the object out and frees its slot.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<String>(4);
+    ///     let b = pool.insert("note".to_string()).unwrap();
+    ///     assert_eq!(b.into_inner(), "note");
+    ///     assert!(pool.is_empty());
+    /// });
+    /// ```
+    pub fn into_inner(self) -> T {
+        let core = self.core();
+        let index = self.index;
+        mem::forget(self);
+        // SAFETY: the box owned the live object; it is forgotten, so it will not be
+        // released again.
+        unsafe { core.take(index) }
+    }
+}
+
+impl<T> core::ops::Deref for PoolBox<'_, T> {
+    type Target = T;
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        // SAFETY: the box owns a live object in this slot.
+        unsafe { &*self.core().value_ptr(self.index) }
+    }
+}
+
+impl<T> core::ops::DerefMut for PoolBox<'_, T> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut T {
+        // SAFETY: the box owns a live object in this slot, exclusively.
+        unsafe { &mut *self.core().value_ptr(self.index) }
+    }
+}
+
+impl<T> Drop for PoolBox<'_, T> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: the box owns the live object and is being dropped, so the slot is
+        // released exactly once.
+        unsafe { self.core().drop_and_release(self.index) }
+    }
+}
+
+impl<T: fmt::Debug> fmt::Debug for PoolBox<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&**self, f)
+    }
+}
+
+/// Iterator over a pool's pooled objects and their handles; see [`Pool::iter`].
+pub struct Iter<'a, T> {
+    core: &'a Core<T>,
+    next: u32,
+}
+
+impl<'a, T> Iterator for Iter<'a, T> {
+    type Item = (Handle<T>, &'a T);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        while self.next < self.core.capacity {
+            let index = self.next;
+            self.next += 1;
+            // Acquire: as in `Core::find`.
+            let stamp = self.core.stamp(index).load(Ordering::Acquire);
+            if stamp & STATE_MASK == POOLED {
+                // SAFETY: as in `Pool::get`.
+                let value = unsafe { &*self.core.value_ptr(index) };
+                return Some((Handle::new(index, self.core.tag, stamp), value));
+            }
+        }
+        None
+    }
+}
+
+/// Mutable iterator over a pool's pooled objects; see [`Pool::iter_mut`].
+pub struct IterMut<'a, T> {
+    core: NonNull<Core<T>>,
+    next: u32,
+    _borrow: PhantomData<&'a mut Core<T>>,
+}
+
+// SAFETY: the iterator is a `&mut Pool` in disguise: sending it sends `&mut T`s.
+unsafe impl<T: Send> Send for IterMut<'_, T> {}
+// SAFETY: `&IterMut` gives nothing.
+unsafe impl<T: Sync> Sync for IterMut<'_, T> {}
+
+impl<'a, T> Iterator for IterMut<'a, T> {
+    type Item = (Handle<T>, &'a mut T);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        // SAFETY: the iterator borrows the pool mutably for `'a`.
+        let core = unsafe { self.core.as_ref() };
+        while self.next < core.capacity {
+            let index = self.next;
+            self.next += 1;
+            let stamp = core.stamp(index).load(Ordering::Relaxed);
+            if stamp & STATE_MASK == POOLED {
+                // SAFETY: a pooled object under the pool's `&mut` borrow; each slot
+                // is yielded once, so the `&mut T`s never alias.
+                let value = unsafe { &mut *core.value_ptr(index) };
+                return Some((Handle::new(index, core.tag, stamp), value));
+            }
+        }
+        None
+    }
+}

@@ -1,0 +1,147 @@
+//! Synchronisation primitives, switched between the real ones and loom's models.
+//!
+//! Lock-free code in this crate names its atomics, cells and futex through this module
+//! only. A normal build gets `core`'s atomics, `core::cell::UnsafeCell` and the
+//! `atomic-wait` futex; a `--cfg loom` build gets loom's instrumented versions, so the
+//! model checker sees every access (sharded-slab uses the same arrangement).
+//!
+//! Invariant: the two halves offer the same API with the same meaning. The one place
+//! the loom half must differ in shape is [`Futex`], which loom cannot model as a real
+//! futex; it is built from loom's `Mutex` and `Condvar` with the same contract (sleep
+//! only while the word still holds the expected value; a wake after the word changed
+//! is never lost).
+
+#[cfg(not(loom))]
+pub(crate) use core::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+
+/// An `UnsafeCell` that loom can watch: every access goes through a closure, so loom
+/// sees when two threads touch the same value without a happens-before edge.
+#[repr(transparent)]
+pub(crate) struct UnsafeCell<T> {
+    #[cfg(not(loom))]
+    inner: core::cell::UnsafeCell<T>,
+    #[cfg(loom)]
+    inner: loom::cell::UnsafeCell<T>,
+}
+
+impl<U> UnsafeCell<core::mem::MaybeUninit<U>> {
+    /// Makes the memory at `this` a cell holding `MaybeUninit::uninit()`.
+    ///
+    /// Without loom a cell is only its contents, and uninitialised contents need no
+    /// write at all (nor a stack temporary, which for a huge `T` would overflow).
+    ///
+    /// # Safety
+    /// `this` is valid for writes and aligned.
+    #[inline(always)]
+    pub(crate) unsafe fn init_uninit(this: *mut Self) {
+        #[cfg(not(loom))]
+        let _ = this;
+        // SAFETY: per the caller.
+        #[cfg(loom)]
+        unsafe {
+            this.write(UnsafeCell::new(core::mem::MaybeUninit::uninit()))
+        };
+    }
+}
+
+impl<T> UnsafeCell<T> {
+    #[cfg(loom)]
+    pub(crate) fn new(value: T) -> Self {
+        UnsafeCell {
+            inner: loom::cell::UnsafeCell::new(value),
+        }
+    }
+
+    /// Runs `f` with a pointer that may be used for writes (loom records a write).
+    #[inline(always)]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        #[cfg(not(loom))]
+        {
+            f(self.inner.get())
+        }
+        #[cfg(loom)]
+        {
+            self.inner.with_mut(f)
+        }
+    }
+
+    /// Runs `f` with a pointer that is only read through (loom records a read).
+    #[inline(always)]
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        #[cfg(not(loom))]
+        {
+            f(self.inner.get())
+        }
+        #[cfg(loom)]
+        {
+            self.inner.with(f)
+        }
+    }
+}
+
+/// A 32-bit word that threads can sleep on until it changes: a futex.
+///
+/// [`wait`](Futex::wait) sleeps only while the word equals the value the caller last
+/// saw; [`bump_and_wake_all`](Futex::bump_and_wake_all) changes the word and then wakes
+/// every sleeper. A waiter that reads the word before a bump either sees the new value
+/// when it goes to sleep (and returns at once) or is asleep when the wake comes.
+#[cfg(feature = "std")]
+pub(crate) struct Futex {
+    word: AtomicU32,
+    #[cfg(loom)]
+    lock: loom::sync::Mutex<()>,
+    #[cfg(loom)]
+    sleepers: loom::sync::Condvar,
+}
+
+#[cfg(feature = "std")]
+impl Futex {
+    pub(crate) fn new() -> Futex {
+        Futex {
+            word: AtomicU32::new(0),
+            #[cfg(loom)]
+            lock: loom::sync::Mutex::new(()),
+            #[cfg(loom)]
+            sleepers: loom::sync::Condvar::new(),
+        }
+    }
+
+    /// The current value. Acquire: a waiter that reads a bumped value also sees
+    /// everything the bumping thread did before the bump (see `bump_and_wake_all`).
+    #[inline]
+    pub(crate) fn load(&self) -> u32 {
+        self.word.load(Ordering::Acquire)
+    }
+
+    /// Sleeps while the word equals `seen`. May return spuriously; callers loop.
+    pub(crate) fn wait(&self, seen: u32) {
+        #[cfg(not(loom))]
+        atomic_wait::wait(&self.word, seen);
+        #[cfg(loom)]
+        {
+            let guard = self.lock.lock().unwrap();
+            // Checked under the lock: the waker bumps before it takes the lock, so
+            // either we see the bump here or we are already waiting when it notifies.
+            if self.word.load(Ordering::Acquire) == seen {
+                drop(self.sleepers.wait(guard).unwrap());
+            }
+        }
+    }
+
+    /// Changes the word, then wakes every thread sleeping on it.
+    pub(crate) fn bump_and_wake_all(&self) {
+        // Release: a waiter that reads the new value (Acquire, in `load`) sees every
+        // write this thread made before the bump. Acquire: not needed for data, but
+        // harmless and keeps the RMW a full edge in loom's model.
+        self.word.fetch_add(1, Ordering::AcqRel);
+        #[cfg(not(loom))]
+        atomic_wait::wake_all(&self.word);
+        #[cfg(loom)]
+        {
+            drop(self.lock.lock().unwrap());
+            self.sleepers.notify_all();
+        }
+    }
+}
