@@ -19,13 +19,14 @@ use core::ptr::NonNull;
 
 use allocator_api2::alloc::{AllocError as ApiAllocError, Allocator};
 
+use crate::error::AllocErrorKind;
 use crate::scope::{dangling, Scope, ScopeStack};
 
 impl ScopeStack<'_> {
     /// Whether `[ptr, ptr + size)` is the most recent allocation (ends at the bump
     /// pointer).
     fn is_last(&self, ptr: NonNull<u8>, size: usize) -> bool {
-        size != 0 && ptr.as_ptr().addr() + size == self.allocator().cur()
+        size != 0 && ptr.as_ptr().addr() + size == self.cursor().cur()
     }
 }
 
@@ -41,13 +42,16 @@ unsafe impl Allocator for &ScopeStack<'_> {
         }
         match self.try_alloc_layout(layout) {
             Ok(p) => Ok(NonNull::slice_from_raw_parts(p, layout.size())),
+            // Misuse, not a lack of memory: say so plainly instead of letting the
+            // collection report (or abort on) an out-of-memory condition.
+            Err(e) if e.kind() == AllocErrorKind::NotInnermost => panic!("{e}"),
             Err(_) => Err(ApiAllocError),
         }
     }
 
     unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
         if self.is_last(ptr, layout.size()) {
-            self.allocator().rewind_to(ptr.as_ptr().addr());
+            self.allocator().rewind(self.cursor(), ptr.as_ptr().addr());
         }
     }
 
@@ -57,12 +61,13 @@ unsafe impl Allocator for &ScopeStack<'_> {
         old: Layout,
         new: Layout,
     ) -> Result<NonNull<[u8]>, ApiAllocError> {
-        let alloc = self.allocator();
+        let cursor = self.cursor();
         let addr = ptr.as_ptr().addr();
         if self.is_last(ptr, old.size()) && addr % new.align() == 0 {
-            let limit = alloc.limit();
-            if new.size() <= limit - addr {
-                alloc.set_cur_forward(addr + new.size());
+            // A suspended cursor has limit 0, so this also refuses to grow there.
+            let limit = cursor.limit();
+            if addr <= limit && new.size() <= limit - addr {
+                cursor.set_cur(addr + new.size());
                 return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
             }
         }
@@ -103,7 +108,7 @@ unsafe impl Allocator for &ScopeStack<'_> {
         let addr = ptr.as_ptr().addr();
         if addr % new.align() == 0 {
             if self.is_last(ptr, old.size()) {
-                self.allocator().rewind_to(addr + new.size());
+                self.allocator().rewind(self.cursor(), addr + new.size());
             }
             return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
         }

@@ -36,6 +36,10 @@ pub enum AllocErrorKind {
     HeapExhausted,
     /// A `Display`/`Debug` implementation returned an error while formatting into a scope.
     Format,
+    /// The scope is not the innermost live scope on its block: a scope opened later on
+    /// the same block (a nested scratch scope) is still live, so allocating here would
+    /// overlap it.
+    NotInnermost,
     /// A pool was asked for more slots than its index can name
     /// ([`MAX_POOL_CAPACITY`](crate::MAX_POOL_CAPACITY)).
     TooManySlots,
@@ -51,6 +55,9 @@ impl AllocErrorKind {
             AllocErrorKind::AlignmentTooLarge => "alignment is larger than MAX_ALIGN",
             AllocErrorKind::HeapExhausted => "the global allocator could not reserve the block",
             AllocErrorKind::Format => "a formatting implementation returned an error",
+            AllocErrorKind::NotInnermost => {
+                "scope is not the innermost live scope on its block (a nested scope opened later on the same block is still live)"
+            }
             AllocErrorKind::TooManySlots => {
                 "pool capacity is too large for its 24-bit slot index (at most 16777216 slots)"
             }

@@ -56,18 +56,25 @@ extern crate alloc;
 extern crate std;
 
 mod alloc_api;
+mod cursor;
 mod error;
 mod finalizer;
 mod linear;
 pub mod pool;
 pub mod rules;
 mod scope;
+#[cfg(feature = "std")]
+pub mod scratch;
+#[cfg(feature = "std")]
+mod scratch_pads;
 mod sync;
 
 pub use error::{AllocError, AllocErrorKind, AllocErrorWith, MAX_ERROR_NAME_LEN};
 pub use linear::{LinearAllocator, MAX_ALIGN};
 pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY};
 pub use scope::{Scope, ScopeStack};
+#[cfg(feature = "std")]
+pub use scratch::{scratch, scratch_for, ScratchPads};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

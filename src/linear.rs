@@ -1,9 +1,12 @@
 //! The linear allocator: one fixed block and a bump offset.
 //!
 //! Invariants this module keeps:
-//! - `start <= cur <= limit <= end`, all addresses inside (or one past) the block, and
-//!   `end <= usize::MAX - 2 * MAX_ALIGN`, so the fast path's `cur + (align - 1) + size`
-//!   cannot overflow for `align, size <= MAX_ALIGN`.
+//! - The active cursor (see `crate::cursor`) has `start <= cur <= limit <= end`, all
+//!   addresses inside (or one past) the block, and `end <= usize::MAX - 2 * MAX_ALIGN`,
+//!   so the fast path's `cur + (align - 1) + size` cannot overflow for
+//!   `align, size <= MAX_ALIGN`.
+//! - `active` is `None` unless a scope opened on a shared reference is live, and then
+//!   points at that scope's cursor, which outlives the pointer.
 //! - Every pointer handed out is derived from `base`, which carries the provenance of
 //!   the whole block; addresses are turned back into pointers with `with_addr`.
 //! - After construction nothing here calls the global allocator; `Drop` frees the block
@@ -19,6 +22,7 @@ use core::cell::Cell;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
+use crate::cursor::Cursor;
 #[cfg(feature = "alloc")]
 use crate::error::{AllocError, AllocErrorKind};
 use crate::scope::{Scope, ScopeStack};
@@ -56,16 +60,20 @@ pub const MAX_ALIGN: usize = 4096;
 /// ```
 pub struct LinearAllocator {
     /// Pointer to the first byte, with the provenance of the whole block.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
     base: NonNull<u8>,
     /// Address of the first byte.
     start: usize,
     /// Address one past the last usable byte.
     end: usize,
-    /// Address of the next free byte.
-    cur: Cell<usize>,
-    /// Address past which the innermost scope may not allocate (`end` unless a budget
-    /// lowers it).
-    limit: Cell<usize>,
+    /// The cursor of scopes opened with `&mut self` (see `crate::cursor`).
+    root: Cursor,
+    /// The cursor of the innermost live scope, when it is not `root` (a scope opened on a
+    /// shared block). `None` whenever no such scope is live, so moving the allocator
+    /// never leaves it dangling.
+    active: Cell<Option<NonNull<Cursor>>>,
+    /// Number of live scopes (the depth the next one gets).
+    open_scopes: Cell<u32>,
     /// Largest `cur` seen so far (see the module docs).
     high_water: Cell<usize>,
     /// The layout the block was reserved with, when it came from the global heap.
@@ -162,8 +170,9 @@ impl LinearAllocator {
             base,
             start,
             end,
-            cur: Cell::new(start),
-            limit: Cell::new(end),
+            root: Cursor::new(base, start, end),
+            active: Cell::new(None),
+            open_scopes: Cell::new(0),
             high_water: Cell::new(start),
             #[cfg(feature = "alloc")]
             heap: None,
@@ -192,7 +201,7 @@ impl LinearAllocator {
     /// assert_eq!(block.used(), 0);
     /// ```
     pub fn used(&self) -> usize {
-        self.cur.get() - self.start
+        self.active_cursor().cur() - self.start
     }
 
     /// Bytes still free in the block.
@@ -206,7 +215,7 @@ impl LinearAllocator {
     /// });
     /// ```
     pub fn remaining(&self) -> usize {
-        self.end - self.cur.get()
+        self.end - self.active_cursor().cur()
     }
 
     /// The most bytes ever in use at once since the block was built. Use it to size
@@ -220,7 +229,21 @@ impl LinearAllocator {
     /// assert_eq!(block.high_water_mark(), 300);
     /// ```
     pub fn high_water_mark(&self) -> usize {
-        self.high_water.get().max(self.cur.get()) - self.start
+        self.high_water.get().max(self.active_cursor().cur()) - self.start
+    }
+
+    /// Starts a new high-water period: the mark drops to the bytes in use now (0, since
+    /// no scope can be live while `&mut self` is held). Use it at a frame boundary.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut block = LinearAllocator::with_capacity(1000).unwrap();
+    /// block.scope("s", |s| { s.new_pod([0u8; 300]); });
+    /// block.reset_high_water_mark();
+    /// assert_eq!(block.high_water_mark(), 0);
+    /// ```
+    pub fn reset_high_water_mark(&mut self) {
+        self.high_water.set(self.active_cursor().cur());
     }
 
     /// Opens the outermost scope, runs `f` with it, then unwinds it: finalizers run in
@@ -241,91 +264,96 @@ impl LinearAllocator {
         name: &str,
         f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
     ) -> R {
-        let mut root = Scope::new(ScopeStack::open(self, name, 0));
+        let this: &LinearAllocator = self;
+        let mut root = Scope::new(ScopeStack::open(this, &this.root, name));
         f(&mut root)
+    }
+
+    /// Opens a scope on a block reached through a shared reference (the scratch pads),
+    /// suspending the cursor of the scope it interrupts until it ends. The interrupted
+    /// scope's allocations then fail with [`AllocErrorKind::NotInnermost`] instead of
+    /// overlapping this one.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    pub(crate) fn scope_shared<'env, R>(
+        &self,
+        name: &str,
+        f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
+    ) -> R {
+        /// Resumes the interrupted cursor, even on a panic.
+        struct Resume<'a> {
+            alloc: &'a LinearAllocator,
+            outer: &'a Cursor,
+            limit: usize,
+            prev_active: Option<NonNull<Cursor>>,
+        }
+        impl Drop for Resume<'_> {
+            fn drop(&mut self) {
+                self.outer.resume(self.limit);
+                self.alloc.active.set(self.prev_active);
+            }
+        }
+
+        let outer = self.active_cursor();
+        let cursor = Cursor::new(self.base, outer.cur(), outer.limit());
+        let _resume = Resume {
+            alloc: self,
+            outer,
+            limit: outer.suspend(),
+            prev_active: self.active.get(),
+        };
+        self.active.set(Some(NonNull::from(&cursor)));
+        // Declared after `_resume`, so it unwinds (finalizers, rewind) before the outer
+        // cursor resumes.
+        let mut scope = Scope::new(ScopeStack::open(self, &cursor, name));
+        f(&mut scope)
     }
 
     // ----- crate-internal bump machinery (used by `ScopeStack`) -----
 
-    /// Address of the next free byte.
-    #[inline(always)]
-    pub(crate) fn cur(&self) -> usize {
-        self.cur.get()
-    }
-
-    /// Address past which allocation fails.
-    #[inline(always)]
-    pub(crate) fn limit(&self) -> usize {
-        self.limit.get()
-    }
-
-    /// Moves the bump pointer forward to `new` (never backward: see `rewind_to`).
-    #[inline(always)]
-    pub(crate) fn set_cur_forward(&self, new: usize) {
-        debug_assert!(new >= self.cur.get() && new <= self.end);
-        self.cur.set(new);
-    }
-
-    /// Moves the bump pointer back to `to`, recording the high-water mark first.
+    /// The cursor of the innermost live scope (the root cursor when none is nested).
     #[inline]
-    pub(crate) fn rewind_to(&self, to: usize) {
-        let cur = self.cur.get();
+    pub(crate) fn active_cursor(&self) -> &Cursor {
+        match self.active.get() {
+            // SAFETY: `active` points at a cursor on the stack of a live `scope_shared`
+            // call, which resets it before that cursor goes away.
+            Some(c) => unsafe { c.as_ref() },
+            None => &self.root,
+        }
+    }
+
+    /// Counts a scope opening; returns its depth.
+    pub(crate) fn enter_scope(&self) -> u32 {
+        let depth = self.open_scopes.get();
+        self.open_scopes.set(depth + 1);
+        depth
+    }
+
+    /// Counts a scope ending.
+    pub(crate) fn leave_scope(&self) {
+        self.open_scopes.set(self.open_scopes.get() - 1);
+    }
+
+    /// Moves `cursor` back to `to`, recording the high-water mark first.
+    #[inline]
+    pub(crate) fn rewind(&self, cursor: &Cursor, to: usize) {
+        let cur = cursor.cur();
         debug_assert!(to >= self.start && to <= cur);
         if cur > self.high_water.get() {
             self.high_water.set(cur);
         }
-        self.cur.set(to);
+        cursor.set_cur(to);
     }
 
     /// Ends a temporary reservation (see `ScopeStack::try_alloc_fmt`): moves the bump
     /// pointer back to `keep_to` and counts only `keep_to` towards the high-water mark,
     /// since the reserved tail was never really used.
     #[inline]
-    pub(crate) fn end_reservation(&self, keep_to: usize) {
-        debug_assert!(keep_to >= self.start && keep_to <= self.cur.get());
+    pub(crate) fn end_reservation(&self, cursor: &Cursor, keep_to: usize) {
+        debug_assert!(keep_to >= self.start && keep_to <= cursor.cur());
         if keep_to > self.high_water.get() {
             self.high_water.set(keep_to);
         }
-        self.cur.set(keep_to);
-    }
-
-    /// Turns an address inside the block into a pointer with the block's provenance.
-    #[inline(always)]
-    pub(crate) fn ptr_at(&self, addr: usize) -> NonNull<u8> {
-        debug_assert!(addr >= self.start && addr <= self.end);
-        // SAFETY: `addr` lies inside (or one past) the block, whose base is non-null, so
-        // the address is non-zero.
-        unsafe { NonNull::new_unchecked(self.base.as_ptr().with_addr(addr)) }
-    }
-
-    /// Bump-allocates `size` bytes aligned to `align` when both are at most
-    /// [`MAX_ALIGN`] (the caller guarantees that; `align` is a power of two). This is the
-    /// hot path: no overflow checks are needed thanks to the guard band below
-    /// `usize::MAX`.
-    #[inline(always)]
-    pub(crate) fn bump_small(&self, size: usize, align: usize) -> Option<NonNull<u8>> {
-        debug_assert!(align.is_power_of_two() && align <= MAX_ALIGN && size <= MAX_ALIGN);
-        let aligned = (self.cur.get() + (align - 1)) & !(align - 1);
-        let new = aligned + size;
-        if new > self.limit.get() {
-            return None;
-        }
-        self.cur.set(new);
-        Some(self.ptr_at(aligned))
-    }
-
-    /// Bump-allocates `size` bytes (any size) aligned to `align` (a power of two at most
-    /// [`MAX_ALIGN`]).
-    #[inline]
-    pub(crate) fn bump_any(&self, size: usize, align: usize) -> Option<NonNull<u8>> {
-        debug_assert!(align.is_power_of_two() && align <= MAX_ALIGN);
-        let aligned = (self.cur.get() + (align - 1)) & !(align - 1);
-        let limit = self.limit.get();
-        if aligned > limit || size > limit - aligned {
-            return None;
-        }
-        self.cur.set(aligned + size);
-        Some(self.ptr_at(aligned))
+        cursor.set_cur(keep_to);
     }
 
     /// Offset of an address from the start of the block.
@@ -333,9 +361,9 @@ impl LinearAllocator {
         addr - self.start
     }
 
-    /// Bytes left before the allocation limit.
+    /// Bytes the innermost scope may still allocate.
     pub(crate) fn remaining_to_limit(&self) -> usize {
-        self.limit.get() - self.cur.get()
+        self.active_cursor().remaining()
     }
 }
 

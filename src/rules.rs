@@ -144,7 +144,8 @@
 //! });
 //! ```
 //!
-//! A scope cannot be sent to another thread (it is not `Send`); share the values it hands
+//! A scope cannot be sent to another thread (it is not `Send`; this one is only a doctest,
+//! since the compiler lists private field types in the error); share the values it hands
 //! out instead:
 //!
 //! ```compile_fail,E0277

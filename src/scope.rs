@@ -27,6 +27,7 @@ use core::marker::PhantomData;
 use core::mem::{align_of, needs_drop, size_of};
 use core::ptr::{self, NonNull};
 
+use crate::cursor::Cursor;
 use crate::error::{AllocError, AllocErrorKind, AllocErrorWith};
 use crate::finalizer::{self, Chain, ObjectLayout, SliceLayout};
 use crate::linear::{LinearAllocator, MAX_ALIGN};
@@ -64,6 +65,8 @@ use crate::linear::{LinearAllocator, MAX_ALIGN};
 /// ```
 pub struct ScopeStack<'s> {
     alloc: &'s LinearAllocator,
+    /// The bump cursor this scope allocates through (shared with its borrow-children).
+    cursor: &'s Cursor,
     /// Address the block rewinds to when this scope ends.
     start: usize,
     chain: Chain,
@@ -140,12 +143,14 @@ impl fmt::Debug for Scope<'_, '_> {
 /// Rewinds the block when dropped, even while a finalizer's panic unwinds.
 struct RewindOnDrop<'a> {
     alloc: &'a LinearAllocator,
+    cursor: &'a Cursor,
     to: usize,
 }
 
 impl Drop for RewindOnDrop<'_> {
     fn drop(&mut self) {
-        self.alloc.rewind_to(self.to);
+        self.alloc.rewind(self.cursor, self.to);
+        self.alloc.leave_scope();
     }
 }
 
@@ -153,6 +158,7 @@ impl Drop for ScopeStack<'_> {
     fn drop(&mut self) {
         let _rewind = RewindOnDrop {
             alloc: self.alloc,
+            cursor: self.cursor,
             to: self.start,
         };
         // SAFETY: the scope is ending; every reference it handed out carried `'s`, which
@@ -163,13 +169,18 @@ impl Drop for ScopeStack<'_> {
 }
 
 impl<'s> ScopeStack<'s> {
-    pub(crate) fn open(alloc: &'s LinearAllocator, name: &'s str, depth: u32) -> ScopeStack<'s> {
+    pub(crate) fn open(
+        alloc: &'s LinearAllocator,
+        cursor: &'s Cursor,
+        name: &'s str,
+    ) -> ScopeStack<'s> {
         ScopeStack {
             alloc,
-            start: alloc.cur(),
+            cursor,
+            start: cursor.cur(),
+            depth: alloc.enter_scope(),
             chain: Chain::new(),
             name,
-            depth,
             _invariant: PhantomData,
         }
     }
@@ -200,7 +211,7 @@ impl<'s> ScopeStack<'s> {
         name: &str,
         f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
     ) -> R {
-        let mut child = Scope::new(ScopeStack::open(self.alloc, name, self.depth + 1));
+        let mut child = Scope::new(ScopeStack::open(self.alloc, self.cursor, name));
         f(&mut child)
     }
 
@@ -265,7 +276,7 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     pub fn used(&self) -> usize {
-        self.alloc.cur() - self.start
+        self.cursor.cur().saturating_sub(self.start)
     }
 
     /// How many finalizer records this scope holds (values whose destructor will run
@@ -284,6 +295,11 @@ impl<'s> ScopeStack<'s> {
         self.chain.len()
     }
 
+    /// The bump cursor this scope allocates through.
+    pub(crate) fn cursor(&self) -> &'s Cursor {
+        self.cursor
+    }
+
     // ----- errors -----
 
     fn error(&self, kind: AllocErrorKind, size: usize, align: usize) -> AllocError {
@@ -291,7 +307,7 @@ impl<'s> ScopeStack<'s> {
             kind,
             size,
             align,
-            self.alloc.remaining_to_limit(),
+            self.cursor.remaining(),
             self.alloc.capacity(),
             self.name,
         )
@@ -301,7 +317,12 @@ impl<'s> ScopeStack<'s> {
     #[cold]
     #[inline(never)]
     fn oom(&self, size: usize, align: usize) -> AllocError {
-        self.error(AllocErrorKind::OutOfMemory, size, align)
+        let kind = if self.cursor.is_suspended() {
+            AllocErrorKind::NotInnermost
+        } else {
+            AllocErrorKind::OutOfMemory
+        };
+        self.error(kind, size, align)
     }
 
     // ----- raw memory -----
@@ -321,7 +342,7 @@ impl<'s> ScopeStack<'s> {
         if size == 0 {
             return Ok(dangling(align));
         }
-        self.alloc
+        self.cursor
             .bump_any(size, align)
             .ok_or_else(|| self.oom(size, align))
     }
@@ -334,9 +355,9 @@ impl<'s> ScopeStack<'s> {
             return Err(self.too_aligned(size, align));
         }
         let got = if size <= MAX_ALIGN {
-            self.alloc.bump_small(size, align)
+            self.cursor.bump_small(size, align)
         } else {
-            self.alloc.bump_any(size, align)
+            self.cursor.bump_any(size, align)
         };
         match got {
             Some(p) => Ok(p),
@@ -476,7 +497,7 @@ impl<'s> ScopeStack<'s> {
         // Both conditions are constants, so this folds to one arm. Small types (the usual
         // case) take the hot path: one bump, one branch.
         if size_of::<T>() <= MAX_ALIGN && align_of::<T>() <= MAX_ALIGN {
-            return match self.alloc.bump_small(size_of::<T>(), align_of::<T>()) {
+            return match self.cursor.bump_small(size_of::<T>(), align_of::<T>()) {
                 // SAFETY: fresh, exclusive memory of the right size and alignment for a
                 // `T` that lives until the scope unwinds (`'s`).
                 Some(p) => unsafe { place(p.cast::<T>(), value) },
@@ -801,7 +822,7 @@ impl<'s> ScopeStack<'s> {
             return Err(self.too_aligned(size, align));
         }
         let record = self
-            .alloc
+            .cursor
             .bump_any(size, align)
             .ok_or_else(|| self.oom(size, align))?;
         // SAFETY: `record` has room for the slice record and `len` elements at the right
@@ -884,28 +905,32 @@ impl<'s> ScopeStack<'s> {
         if let Some(s) = args.as_str() {
             return self.try_alloc_str(s);
         }
-        let alloc = self.alloc;
-        let start = alloc.cur();
-        let limit = alloc.limit();
+        let cursor = self.cursor;
+        if cursor.is_suspended() {
+            return Err(self.oom(0, 1));
+        }
+        let start = cursor.cur();
+        let limit = cursor.limit();
 
         /// Ends the reservation: keeps `[start, keep_to)` and gives back the rest. If a
         /// formatting impl moved the bump pointer (possible only when nothing could be
         /// written, `start == limit`), it is left alone.
         struct Reservation<'a> {
             alloc: &'a LinearAllocator,
+            cursor: &'a Cursor,
             reserved_to: usize,
             keep_to: usize,
         }
         impl Drop for Reservation<'_> {
             fn drop(&mut self) {
-                if self.alloc.cur() == self.reserved_to {
-                    self.alloc.end_reservation(self.keep_to);
+                if self.cursor.cur() == self.reserved_to {
+                    self.alloc.end_reservation(self.cursor, self.keep_to);
                 }
             }
         }
 
         struct Writer<'a> {
-            alloc: &'a LinearAllocator,
+            cursor: &'a Cursor,
             at: usize,
             limit: usize,
             out_of_memory: bool,
@@ -921,7 +946,7 @@ impl<'s> ScopeStack<'s> {
                 unsafe {
                     ptr::copy_nonoverlapping(
                         s.as_ptr(),
-                        self.alloc.ptr_at(self.at).as_ptr(),
+                        self.cursor.ptr_at(self.at).as_ptr(),
                         s.len(),
                     )
                 };
@@ -932,14 +957,15 @@ impl<'s> ScopeStack<'s> {
 
         // Reserve everything up to the limit while user formatting code runs; on a panic
         // the reservation's drop gives it all back.
-        alloc.set_cur_forward(limit);
+        cursor.set_cur(limit);
         let mut reservation = Reservation {
-            alloc,
+            alloc: self.alloc,
+            cursor,
             reserved_to: limit,
             keep_to: start,
         };
         let mut w = Writer {
-            alloc,
+            cursor,
             at: start,
             limit,
             out_of_memory: false,
@@ -952,7 +978,7 @@ impl<'s> ScopeStack<'s> {
                 // SAFETY: `[start, start + len)` holds the UTF-8 text just written and
                 // stays below the bump pointer until this scope unwinds.
                 unsafe {
-                    let bytes = core::slice::from_raw_parts_mut(alloc.ptr_at(start).as_ptr(), len);
+                    let bytes = core::slice::from_raw_parts_mut(cursor.ptr_at(start).as_ptr(), len);
                     Ok(core::str::from_utf8_unchecked_mut(bytes))
                 }
             }

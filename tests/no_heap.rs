@@ -120,3 +120,29 @@ fn from_static_needs_no_heap_at_all() {
     });
     assert_eq!(calls, 0);
 }
+
+#[test]
+fn scratch_uses_no_heap_after_the_threads_first_use() {
+    scope_stack::scratch(|s| {
+        s.new_pod(0u8);
+    }); // first use: the arenas are reserved here
+    let pads = scope_stack::ScratchPads::new(64 * 1024);
+    pads.with(|_| ()); // this thread's pad is reserved here
+    let rounds = if cfg!(miri) { 3 } else { 100 };
+    let calls = heap_calls_during(|| {
+        for round in 0..rounds {
+            scope_stack::scratch(|outer| {
+                let name = outer.alloc_fmt(format_args!("foo/bar/{round}"));
+                scope_stack::scratch_for(outer, |tmp| {
+                    tmp.alloc_slice_fill_with(100, |i| Handle(i as u32));
+                    let mut v = allocator_api2::vec::Vec::new_in(&**tmp);
+                    v.extend(0..100u32);
+                    assert_eq!(v.len(), 100);
+                });
+                scope_stack::scratch(|inner| inner.alloc_str(name).len());
+            });
+            pads.with(|p| p.alloc_slice_copy(&[1u8; 64]).len());
+        }
+    });
+    assert_eq!(calls, 0, "scratch used the global heap after first use");
+}

@@ -1,0 +1,125 @@
+//! The bump cursor: where the next allocation goes and where allocation must stop.
+//!
+//! A block's scopes that nest by borrowing (`parent.scope(..)`) all share one cursor: the
+//! borrow checker already guarantees only the innermost of them allocates. A scope opened
+//! on a block that is reached through a shared reference (the per-thread scratch pads)
+//! gets a cursor of its own, and the cursor it interrupted is *suspended*: its limit drops
+//! to zero, so any allocation through it fails on the existing limit check. That is how
+//! rule 2 ("only the innermost live scope allocates") is checked at run time for scratch
+//! scopes without adding a single instruction to the allocation fast path.
+//!
+//! Invariants this module keeps:
+//! - `cur <= limit <= block end` while the cursor is active; a suspended cursor has
+//!   `limit == 0` and `suspended == true`, and its `cur` is where the interrupting scope
+//!   began (so nothing it handed out is above that point).
+//! - Pointers are made from `base` (the block's provenance) with `with_addr`.
+//! - With `align <= MAX_ALIGN` and `size <= MAX_ALIGN`, `cur + (align - 1) + size` cannot
+//!   overflow, because the block ends at least `2 * MAX_ALIGN` below `usize::MAX`.
+
+use core::cell::Cell;
+use core::ptr::NonNull;
+
+use crate::linear::MAX_ALIGN;
+
+/// One bump pointer with its limit.
+pub(crate) struct Cursor {
+    /// Pointer with the provenance of the whole block.
+    base: NonNull<u8>,
+    /// Address of the next free byte.
+    cur: Cell<usize>,
+    /// Address past which allocation fails (0 while suspended).
+    limit: Cell<usize>,
+    /// Whether a nested scope on a shared block has interrupted this cursor.
+    suspended: Cell<bool>,
+}
+
+impl Cursor {
+    pub(crate) fn new(base: NonNull<u8>, cur: usize, limit: usize) -> Cursor {
+        Cursor {
+            base,
+            cur: Cell::new(cur),
+            limit: Cell::new(limit),
+            suspended: Cell::new(false),
+        }
+    }
+
+    /// Address of the next free byte.
+    #[inline(always)]
+    pub(crate) fn cur(&self) -> usize {
+        self.cur.get()
+    }
+
+    /// Address past which allocation fails.
+    #[inline(always)]
+    pub(crate) fn limit(&self) -> usize {
+        self.limit.get()
+    }
+
+    /// Bytes left before the limit (0 while suspended).
+    pub(crate) fn remaining(&self) -> usize {
+        self.limit.get().saturating_sub(self.cur.get())
+    }
+
+    /// Whether a nested scope on a shared block has interrupted this cursor.
+    pub(crate) fn is_suspended(&self) -> bool {
+        self.suspended.get()
+    }
+
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    /// Stops all allocation through this cursor; returns the limit to restore.
+    pub(crate) fn suspend(&self) -> usize {
+        debug_assert!(!self.suspended.get());
+        self.suspended.set(true);
+        self.limit.replace(0)
+    }
+
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    /// Undoes [`suspend`](Self::suspend).
+    pub(crate) fn resume(&self, limit: usize) {
+        self.suspended.set(false);
+        self.limit.set(limit);
+    }
+
+    /// Moves the bump pointer to `addr` (either way; callers keep the invariants).
+    #[inline(always)]
+    pub(crate) fn set_cur(&self, addr: usize) {
+        self.cur.set(addr);
+    }
+
+    /// Turns an address inside the block into a pointer with the block's provenance.
+    #[inline(always)]
+    pub(crate) fn ptr_at(&self, addr: usize) -> NonNull<u8> {
+        // SAFETY: callers pass addresses inside (or one past) the block, whose base is
+        // non-null; such an address is non-zero.
+        unsafe { NonNull::new_unchecked(self.base.as_ptr().with_addr(addr)) }
+    }
+
+    /// Bump-allocates `size` bytes aligned to `align` when both are at most [`MAX_ALIGN`]
+    /// (the caller guarantees that; `align` is a power of two). This is the hot path: one
+    /// comparison, no overflow checks (see the module docs).
+    #[inline(always)]
+    pub(crate) fn bump_small(&self, size: usize, align: usize) -> Option<NonNull<u8>> {
+        debug_assert!(align.is_power_of_two() && align <= MAX_ALIGN && size <= MAX_ALIGN);
+        let aligned = (self.cur.get() + (align - 1)) & !(align - 1);
+        let new = aligned + size;
+        if new > self.limit.get() {
+            return None;
+        }
+        self.cur.set(new);
+        Some(self.ptr_at(aligned))
+    }
+
+    /// Bump-allocates `size` bytes (any size) aligned to `align` (a power of two at most
+    /// [`MAX_ALIGN`]).
+    #[inline]
+    pub(crate) fn bump_any(&self, size: usize, align: usize) -> Option<NonNull<u8>> {
+        debug_assert!(align.is_power_of_two() && align <= MAX_ALIGN);
+        let aligned = (self.cur.get() + (align - 1)) & !(align - 1);
+        let limit = self.limit.get();
+        if aligned > limit || size > limit - aligned {
+            return None;
+        }
+        self.cur.set(aligned + size);
+        Some(self.ptr_at(aligned))
+    }
+}

@@ -1,0 +1,232 @@
+//! Per-thread scratch scopes that follow the call stack.
+//!
+//! Each thread owns two scratch blocks ("arenas"), created on its first use. A call to
+//! [`scratch`] opens a scope on the first one, runs the closure, and unwinds the scope
+//! (finalizers, then rewind). Nested calls stack on top of each other, exactly like the
+//! call stack they follow. [`scratch_for`] picks the arena that the caller's scope does
+//! *not* live on, so a function can build its result in the caller's scope and its
+//! temporaries in scratch without the two colliding (the "scratch conflict" rule).
+//!
+//! Invariants this module keeps:
+//! - Scratch scopes on one arena are strictly nested (they are closures), and only the
+//!   innermost live one can allocate: opening a scope on an arena suspends the cursor of
+//!   the scope it interrupts (see `crate::cursor`), so any allocation through an outer
+//!   scratch scope while an inner one lives panics with a clear message (or returns
+//!   [`AllocErrorKind::NotInnermost`](crate::AllocErrorKind::NotInnermost) from the
+//!   `try_` forms). Memory never overlaps.
+//! - After a thread's first use nothing here touches the global heap: the arenas are
+//!   built once and reused; [`set_capacity`] rebuilds them only when asked to.
+//! - Arenas belong to their thread; scopes on them are neither `Send` nor `Sync`.
+//!
+//! # Capacity
+//!
+//! Each arena holds [`DEFAULT_CAPACITY`] bytes (1 MiB) unless configured. Call
+//! [`set_default_capacity`] at start-up to change it for every thread that has not used
+//! scratch yet, or [`set_capacity`] on a thread to rebuild that thread's arenas (allowed
+//! whenever no scratch scope is live on it).
+//!
+//! # Job systems
+//!
+//! [`ScratchPads`] owns one scratch block per thread that uses it, for worker pools that
+//! want per-frame reporting and a frame-boundary reset.
+
+use core::cell::RefCell;
+use core::fmt;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::error::AllocError;
+use crate::linear::LinearAllocator;
+use crate::scope::{Scope, ScopeStack};
+
+/// The capacity of each of a thread's two scratch arenas, in bytes, unless configured.
+pub const DEFAULT_CAPACITY: usize = 1 << 20;
+
+/// Capacity for threads that have not built their arenas yet (0: [`DEFAULT_CAPACITY`]).
+static DEFAULT: AtomicUsize = AtomicUsize::new(0);
+
+std::thread_local! {
+    /// This thread's two arenas, built on first use.
+    static ARENAS: RefCell<Option<[LinearAllocator; 2]>> = const { RefCell::new(None) };
+}
+
+/// Scope names, one per arena, for reports and errors.
+const NAMES: [&str; 2] = ["scratch", "scratch (second arena)"];
+
+/// Why [`set_capacity`] refused; the thread keeps its old arenas.
+///
+/// ```
+/// use scope_stack::scratch::{self, SetCapacityError};
+///
+/// scope_stack::scratch(|_| {
+///     assert_eq!(scratch::set_capacity(4096), Err(SetCapacityError::Busy));
+/// });
+/// assert!(matches!(scratch::set_capacity(0), Err(SetCapacityError::Alloc(_))));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetCapacityError {
+    /// A scratch scope is live on this thread.
+    Busy,
+    /// The new blocks could not be reserved.
+    Alloc(AllocError),
+}
+
+impl fmt::Display for SetCapacityError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SetCapacityError::Busy => f.write_str(
+                "scope-stack: this thread's scratch arenas are in use; \
+                 set the capacity outside any scratch scope",
+            ),
+            SetCapacityError::Alloc(e) => fmt::Display::fmt(e, f),
+        }
+    }
+}
+
+impl std::error::Error for SetCapacityError {}
+
+/// Sets the capacity (bytes per arena) for threads that have not used scratch yet.
+///
+/// # Panics
+/// When `bytes` is 0.
+///
+/// ```
+/// scope_stack::scratch::set_default_capacity(256 * 1024);
+/// std::thread::spawn(|| {
+///     scope_stack::scratch(|s| assert_eq!(s.allocator().capacity(), 256 * 1024));
+/// })
+/// .join()
+/// .unwrap();
+/// # scope_stack::scratch::set_default_capacity(scope_stack::scratch::DEFAULT_CAPACITY);
+/// ```
+pub fn set_default_capacity(bytes: usize) {
+    assert!(bytes > 0, "scratch capacity must be greater than zero");
+    DEFAULT.store(bytes, Ordering::Relaxed);
+}
+
+/// Rebuilds this thread's scratch arenas with `bytes` bytes each. Call it before the
+/// thread's first use to avoid building them twice.
+///
+/// # Errors
+/// [`SetCapacityError::Busy`] when a scratch scope is live on this thread, and
+/// [`SetCapacityError::Alloc`] when the blocks cannot be reserved (a capacity of 0, or
+/// too large); the old arenas are kept in both cases.
+///
+/// ```
+/// scope_stack::scratch::set_capacity(64 * 1024).unwrap();
+/// scope_stack::scratch(|s| assert_eq!(s.allocator().capacity(), 64 * 1024));
+/// assert!(scope_stack::scratch::set_capacity(0).is_err());
+/// ```
+pub fn set_capacity(bytes: usize) -> Result<(), SetCapacityError> {
+    ARENAS.with(|cell| {
+        let mut slot = cell.try_borrow_mut().map_err(|_| SetCapacityError::Busy)?;
+        let arenas = build(bytes).map_err(SetCapacityError::Alloc)?;
+        *slot = Some(arenas);
+        Ok(())
+    })
+}
+
+fn build(bytes: usize) -> Result<[LinearAllocator; 2], AllocError> {
+    Ok([
+        LinearAllocator::with_capacity(bytes)?,
+        LinearAllocator::with_capacity(bytes)?,
+    ])
+}
+
+fn default_capacity() -> usize {
+    match DEFAULT.load(Ordering::Relaxed) {
+        0 => DEFAULT_CAPACITY,
+        n => n,
+    }
+}
+
+/// Runs `g` with this thread's arenas, building them on first use.
+fn with_arenas<R>(g: impl FnOnce(&[LinearAllocator; 2]) -> R) -> R {
+    ARENAS.with(|cell| {
+        if cell.borrow().is_none() {
+            let arenas = build(default_capacity()).unwrap_or_else(|e| panic!("{e}"));
+            *cell.borrow_mut() = Some(arenas);
+        }
+        let arenas = cell.borrow();
+        match arenas.as_ref() {
+            Some(a) => g(a),
+            None => unreachable!("arenas were just built"),
+        }
+    })
+}
+
+/// Runs `f` with a fresh scope on this thread's scratch arena, then unwinds it.
+///
+/// Nested calls stack on top of each other. While an inner scratch scope lives, the
+/// outer one cannot allocate (it panics with a clear message, or its `try_` forms return
+/// [`AllocErrorKind::NotInnermost`](crate::AllocErrorKind::NotInnermost)); values it
+/// allocated earlier stay usable.
+///
+/// # Panics
+/// On the thread's first use, if its arenas cannot be reserved.
+///
+/// ```
+/// use scope_stack::scratch;
+///
+/// fn file_name_len(n: u32) -> usize {
+///     scratch(|s| s.alloc_fmt(format_args!("foo/bar/{n}.dat")).len())
+/// }
+/// assert_eq!(file_name_len(42), 14);
+/// ```
+pub fn scratch<'env, R>(f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R) -> R {
+    with_arenas(|arenas| arenas[0].scope_shared(NAMES[0], f))
+}
+
+/// Runs `f` with a scratch scope on the arena that `caller` does *not* live on, so
+/// `caller` can still take the function's result while the temporaries go to scratch.
+///
+/// If `caller` is not a scratch scope of this thread, the first arena is used.
+///
+/// ```
+/// use scope_stack::{scratch, scratch_for, ScopeStack};
+///
+/// /// Builds the result in `out`, the temporaries in scratch.
+/// fn joined<'s>(out: &ScopeStack<'s>, parts: &[&str]) -> &'s str {
+///     scratch_for(out, |tmp| {
+///         let upper = tmp.alloc_slice_fill_with(parts.len(), |i| parts[i].to_uppercase());
+///         let total: usize = upper.iter().map(String::len).sum();
+///         let text = out.alloc_fmt(format_args!("{}", upper.join("/")));
+///         assert_eq!(text.len(), total + parts.len() - 1);
+///         &*text
+///     })
+/// }
+///
+/// scratch(|caller| {
+///     // `caller` is a scratch scope too: the temporaries go to the other arena.
+///     let path = joined(caller, &["foo", "bar"]);
+///     assert_eq!(path, "FOO/BAR");
+/// });
+/// ```
+pub fn scratch_for<'env, R>(
+    caller: &ScopeStack<'_>,
+    f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
+) -> R {
+    with_arenas(|arenas| {
+        let i = usize::from(core::ptr::eq(caller.allocator(), &arenas[0]));
+        arenas[i].scope_shared(NAMES[i], f)
+    })
+}
+
+/// Usage of this thread's two scratch arenas: `(used, high-water mark)` in bytes for
+/// each, or `None` if the thread has not used scratch yet.
+///
+/// ```
+/// scope_stack::scratch(|s| { s.alloc_raw(100, 1); });
+/// let [(used, high), _] = scope_stack::scratch::usage().unwrap();
+/// assert_eq!(used, 0);
+/// assert!(high >= 100);
+/// ```
+pub fn usage() -> Option<[(usize, usize); 2]> {
+    ARENAS.with(|cell| {
+        let arenas = cell.borrow();
+        arenas
+            .as_ref()
+            .map(|a| [0, 1].map(|i| (a[i].used(), a[i].high_water_mark())))
+    })
+}
+
+pub use crate::scratch_pads::{PadStats, ScratchPads};
