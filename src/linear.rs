@@ -274,6 +274,7 @@ impl LinearAllocator {
     /// scope's allocations then fail with [`AllocErrorKind::NotInnermost`] instead of
     /// overlapping this one.
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    #[inline]
     pub(crate) fn scope_shared<'env, R>(
         &self,
         name: &str,

@@ -140,18 +140,28 @@ fn default_capacity() -> usize {
 }
 
 /// Runs `g` with this thread's arenas, building them on first use.
+#[inline]
 fn with_arenas<R>(g: impl FnOnce(&[LinearAllocator; 2]) -> R) -> R {
     ARENAS.with(|cell| {
-        if cell.borrow().is_none() {
-            let arenas = build(default_capacity()).unwrap_or_else(|e| panic!("{e}"));
-            *cell.borrow_mut() = Some(arenas);
-        }
         let arenas = cell.borrow();
-        match arenas.as_ref() {
+        if let Some(a) = arenas.as_ref() {
+            return g(a);
+        }
+        drop(arenas);
+        init(cell);
+        match cell.borrow().as_ref() {
             Some(a) => g(a),
-            None => unreachable!("arenas were just built"),
+            None => unreachable!("the arenas were just built"),
         }
     })
+}
+
+/// Builds this thread's arenas (first use only).
+#[cold]
+#[inline(never)]
+fn init(cell: &RefCell<Option<[LinearAllocator; 2]>>) {
+    let arenas = build(default_capacity()).unwrap_or_else(|e| panic!("{e}"));
+    *cell.borrow_mut() = Some(arenas);
 }
 
 /// Runs `f` with a fresh scope on this thread's scratch arena, then unwinds it.
