@@ -24,7 +24,9 @@ fn with_pool(capacity: usize, f: impl FnOnce(&'static Pool<'static, u32>)) {
         f(pool);
         assert_eq!(pool.len(), 0);
         // Every slot is free exactly once: the pool fills to capacity and no further.
-        let all: Vec<_> = (0..capacity).map(|i| pool.insert(i as u32).unwrap()).collect();
+        let all: Vec<_> = (0..capacity)
+            .map(|i| pool.insert(i as u32).unwrap())
+            .collect();
         assert!(pool.insert(99).is_err());
         drop(all);
     });

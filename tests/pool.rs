@@ -160,6 +160,29 @@ fn boxes_deref_mutably_and_objects_do_not_move() {
 }
 
 #[test]
+fn len_and_high_water_follow_holes_and_reuse() {
+    let mut mem = memory();
+    mem.scope("level", |level| {
+        let pool = level.new_pool::<u32>(16);
+        let mut boxes: Vec<_> = (0..5).map(|i| Some(pool.insert(i).unwrap())).collect();
+        boxes[1] = None;
+        boxes[3] = None;
+        assert_eq!(pool.len(), 3);
+        assert_eq!(pool.high_water_len(), 5);
+        let h = pool.insert(9).unwrap().into_handle(); // reuses a hole
+        assert_eq!((pool.len(), pool.high_water_len()), (4, 5));
+        let more: Vec<_> = (0..3).map(|i| pool.insert(i).unwrap()).collect();
+        assert_eq!((pool.len(), pool.high_water_len()), (7, 7));
+        drop((boxes, more));
+        assert_eq!((pool.len(), pool.high_water_len()), (1, 7));
+        assert!(!pool.is_empty());
+        pool.remove(h);
+        assert!(pool.is_empty());
+        assert_eq!(pool.high_water_len(), 7);
+    });
+}
+
+#[test]
 fn into_inner_moves_the_object_out() {
     let mut mem = memory();
     mem.scope("level", |level| {

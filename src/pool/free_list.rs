@@ -37,8 +37,6 @@
 
 use core::ptr::NonNull;
 
-use crossbeam_utils::CachePadded;
-
 use crate::sync::{fence, AtomicU32, AtomicU64, Ordering};
 
 /// Index value of an empty stack.
@@ -67,8 +65,12 @@ pub(crate) enum Announce {
 }
 
 /// The lock-free index stack. See the module docs.
+///
+/// The owner keeps it on a cache line of its own (`CachePadded<FreeList>`): the head
+/// is the pool's one hot atomic, and the `next` pointer beside it is read-only, read by
+/// every operation that touches the head anyway.
 pub(crate) struct FreeList {
-    head: CachePadded<AtomicU64>,
+    head: AtomicU64,
     /// `capacity` links, one per slot.
     next: NonNull<AtomicU32>,
 }
@@ -89,7 +91,7 @@ impl FreeList {
         FreeList {
             // No thread can see the list yet; whatever hands it to other threads
             // (a `&Pool`, a spawned thread) carries these writes with it.
-            head: CachePadded::new(AtomicU64::new(0)),
+            head: AtomicU64::new(0),
             next,
         }
     }

@@ -53,6 +53,32 @@
 //! the `&mut T` a box hands out. Each slot's *stamp* records which of the three states
 //! (free, boxed, pooled) it is in, with a generation that lets stale handles fail.
 //!
+//! The borrow checker enforces the phase rule. A reference from `get` keeps the pool
+//! shared, so nothing can remove its object meanwhile:
+//!
+//! ```compile_fail,E0502
+//! # use scope_stack::LinearAllocator;
+//! let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+//! memory.scope("level", |level| {
+//!     let pool = level.new_pool::<String>(4);
+//!     let h = pool.insert("door".to_string()).unwrap().into_handle();
+//!     let door = pool.get(h).unwrap();
+//!     pool.remove(h); // error: `*pool` is also borrowed as immutable
+//!     println!("{door}");
+//! });
+//! ```
+//!
+//! A pool is invariant in `T`: a `Pool<&'static str>` cannot be used as a pool of
+//! shorter-lived strings, or one could store a short-lived `&str` that a later `get`
+//! would return as `&'static str`:
+//!
+//! ```compile_fail
+//! # use scope_stack::Pool;
+//! fn shorten<'a, 's>(p: &'a Pool<'s, &'static str>) -> &'a Pool<'s, &'a str> {
+//!     p // error: lifetime may not live long enough
+//! }
+//! ```
+//!
 //! # Invariants
 //! - Every slot is in exactly one state: **free** (on the free list; no object),
 //!   **boxed** (an object owned by exactly one `PoolBox`, or by a box that was leaked
@@ -73,7 +99,7 @@
 //! into rewound memory. `'s` is invariant, so pools of different scopes are different
 //! types and cannot be swapped:
 //!
-//! ```compile_fail
+//! ```compile_fail,E0521
 //! # use scope_stack::LinearAllocator;
 //! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
 //! memory.scope("systems", |systems| {
@@ -100,8 +126,8 @@
 //!
 //! Per slot the pool keeps `size_of::<T>()` bytes of storage plus 8 bytes: a 4-byte
 //! free-list link and a 4-byte stamp. The pool object itself is
-//! `size_of::<Pool<T>>()` (384 bytes on x86-64, where each hot atomic sits on its own
-//! 128-byte line) plus a 16-byte finalizer record, padded to its 128-byte alignment.
+//! `size_of::<Pool<T>>()` (384 bytes on x86-64: the read-only fields, the futex word
+//! and the free-list head each on their own 128-byte line) plus a 16-byte finalizer record, padded to its 128-byte alignment.
 //! [`Pool::memory_needed`] gives a tight upper bound of the whole footprint for a
 //! capacity, padding included.
 //!
@@ -111,6 +137,13 @@
 //!   interleaved array), so the free-list code stands alone in `free_list.rs`.
 //! - The slot index is 24 bits (at most 2^24 slots), so a [`Handle`] has room for an
 //!   8-byte pool tag and still fits in 8 bytes.
+//! - There is no shared live counter (the model keeps one). Counting would add two
+//!   atomic read-modify-writes to every insert/erase pair, on a second contended cache
+//!   line; without it a pair costs two compare-exchanges on the head and nothing else
+//!   shared. [`len`](Pool::len) instead counts occupied slots, and
+//!   [`high_water_len`](Pool::high_water_len) finds the end of the used prefix of
+//!   slots with a binary search: the free list is LIFO and starts in slot order, so
+//!   the slots ever used are always `0..high_water_len`.
 //! - Full-pool waiting does not watch the live count (which lags the free list and
 //!   can miss a wake). A waiter marks the free-list head itself as "empty, with
 //!   waiters"; the push that replaces that mark wakes all sleepers. The erase fast path
@@ -162,12 +195,6 @@ type Slot<T> = UnsafeCell<MaybeUninit<T>>;
 /// Marks a type as invariant in `T`.
 type Invariant<T> = fn(T) -> T;
 
-/// Live count and its high-water mark, on their own cache line.
-struct Counts {
-    len: AtomicU32,
-    high_water: AtomicU32,
-}
-
 /// The pool's state, without the scope lifetime (which only [`Pool`] needs).
 struct Core<T> {
     // Read-only after construction.
@@ -175,11 +202,14 @@ struct Core<T> {
     stamps: NonNull<AtomicU32>,
     capacity: u32,
     tag: u32,
+    /// The stamp every slot starts with; a slot still holding it was never used.
+    fresh_stamp: u32,
+    /// Written only when the pool is full and threads wait; padded so that those
+    /// writes do not evict the read-only fields above from other cores' caches.
     #[cfg(feature = "std")]
-    futex: crate::sync::Futex,
-    // Hot, each on its own cache line.
-    free: FreeList,
-    counts: CachePadded<Counts>,
+    futex: CachePadded<crate::sync::Futex>,
+    /// The one hot atomic, the free-list head, on its own cache line.
+    free: CachePadded<FreeList>,
     /// Owns `T`s, and is invariant in `T`: through `&Pool` one can store a `T`, so a
     /// `Pool<&'static str>` must not pass for a `Pool<&'short str>`.
     _owns: PhantomData<Invariant<T>>,
@@ -247,11 +277,6 @@ impl<T> Core<T> {
         // SAFETY: the slot is ours and holds no object.
         self.slot(index)
             .with_mut(|p| unsafe { p.write(MaybeUninit::new(value)) });
-        // Relaxed: the count synchronises nothing; it is exact once threads are joined.
-        let len = self.counts.len.fetch_add(1, Ordering::Relaxed) + 1;
-        if len > self.counts.high_water.load(Ordering::Relaxed) {
-            self.counts.high_water.fetch_max(len, Ordering::Relaxed);
-        }
         Ok(index)
     }
 
@@ -269,7 +294,6 @@ impl<T> Core<T> {
             stamp.load(Ordering::Relaxed) & !STATE_MASK,
             Ordering::Relaxed,
         );
-        self.counts.len.fetch_sub(1, Ordering::Relaxed);
         // SAFETY: per the caller the slot was popped and is not on the list.
         let had_waiters = unsafe { self.free.push(index) };
         if had_waiters {
@@ -319,6 +343,35 @@ impl<T> Core<T> {
 }
 
 impl<T> Core<T> {
+    /// How many slots have ever been used: they form a prefix `0..n` of the slots.
+    ///
+    /// The free list starts as `0, 1, ..., capacity - 1` with 0 on top and is a stack,
+    /// so the never-used slots always sit at its bottom, in order: a fresh slot is
+    /// taken only when every slot before it is in use, and it is always the lowest
+    /// fresh one. A never-used slot still has its first stamp, so a binary search
+    /// finds the boundary. (A slot refilled exactly 2^30 times and free at that moment
+    /// looks fresh again; the count is then low.)
+    fn used_prefix(&self) -> u32 {
+        let (mut lo, mut hi) = (0, self.capacity);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            // Relaxed: a snapshot; nothing is read through it.
+            if self.stamp(mid).load(Ordering::Relaxed) == self.fresh_stamp {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    }
+
+    /// Slots in `0..used_prefix()` that hold an object now.
+    fn live_count(&self) -> usize {
+        (0..self.used_prefix())
+            .filter(|&i| self.stamp(i).load(Ordering::Relaxed) & STATE_MASK != FREE)
+            .count()
+    }
+
     /// Drops every object in slots `from..capacity`. If a destructor panics, the rest
     /// are still dropped while the panic unwinds (a second panic aborts, as anywhere).
     ///
@@ -511,20 +564,17 @@ impl<'s> ScopeStack<'s> {
         }
         // SAFETY: `links` has `capacity` fresh elements that only this list will use,
         // valid until the scope rewinds, which is after the pool's finalizer has run.
-        let free = unsafe { FreeList::new(links, cap) };
+        let free = CachePadded::new(unsafe { FreeList::new(links, cap) });
         let pool = Pool {
             core: Core {
                 values,
                 stamps,
                 capacity: cap,
                 tag: id & 0xFF,
+                fresh_stamp: seed | FREE,
                 #[cfg(feature = "std")]
-                futex: crate::sync::Futex::new(),
+                futex: CachePadded::new(crate::sync::Futex::new()),
                 free,
-                counts: CachePadded::new(Counts {
-                    len: AtomicU32::new(0),
-                    high_water: AtomicU32::new(0),
-                }),
                 _owns: PhantomData,
             },
             _scope: PhantomData,
@@ -787,6 +837,11 @@ impl<'s, T> Pool<'s, T> {
     /// Objects in the pool now, boxed or pooled. Exact when no other thread is
     /// inserting or erasing; otherwise a snapshot that may already be out of date.
     ///
+    /// It counts the occupied slots among those ever used (see
+    /// [`high_water_len`](Self::high_water_len)), so it takes time in proportion to
+    /// that mark: the pool keeps no shared live counter, which would cost two more
+    /// atomic read-modify-writes on every insert and erase.
+    ///
     /// ```
     /// # use scope_stack::LinearAllocator;
     /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
@@ -797,9 +852,8 @@ impl<'s, T> Pool<'s, T> {
     ///     assert_eq!(pool.len(), 2);
     /// });
     /// ```
-    #[inline]
     pub fn len(&self) -> usize {
-        self.core.counts.len.load(Ordering::Relaxed) as usize
+        self.core.live_count()
     }
 
     /// `true` when the pool holds no object (a snapshot, like [`len`](Self::len)).
@@ -809,9 +863,9 @@ impl<'s, T> Pool<'s, T> {
     /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
     /// memory.scope("level", |level| assert!(level.new_pool::<u32>(8).is_empty()));
     /// ```
-    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len() == 0
+        let core = &self.core;
+        (0..core.used_prefix()).all(|i| core.stamp(i).load(Ordering::Relaxed) & STATE_MASK == FREE)
     }
 
     /// The number of slots.
@@ -845,7 +899,12 @@ impl<'s, T> Pool<'s, T> {
         self.core.free.is_empty()
     }
 
-    /// The most objects the pool has held at once: use it to tune the capacity.
+    /// The most slots that have been in use at once: use it to tune the capacity.
+    ///
+    /// Exact once threads are quiet. While they run, a slot whose object another
+    /// thread is dropping at that moment counts as in use. Costs `O(log capacity)`:
+    /// because freed slots are reused last-in first-out, the slots ever used are
+    /// always the first `high_water_len` ones (see the module docs).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -859,9 +918,8 @@ impl<'s, T> Pool<'s, T> {
     ///     assert_eq!(pool.high_water_len(), 2);
     /// });
     /// ```
-    #[inline]
     pub fn high_water_len(&self) -> usize {
-        self.core.counts.high_water.load(Ordering::Relaxed) as usize
+        self.core.used_prefix() as usize
     }
 }
 
