@@ -38,7 +38,7 @@ fn single_thread(c: &mut Criterion, pool: &Pool<'_, Obj>) {
         b.iter(|| {
             i += 1;
             let bx = pool
-                .insert(black_box(obj(i)))
+                .insert(obj(black_box(i)))
                 .unwrap_or_else(|_| unreachable!());
             black_box(&*bx);
         })
@@ -48,7 +48,7 @@ fn single_thread(c: &mut Criterion, pool: &Pool<'_, Obj>) {
         let mut i = 0u64;
         b.iter(|| {
             i += 1;
-            let bx = Box::new(black_box(obj(i)));
+            let bx = Box::new(obj(black_box(i)));
             black_box(&*bx);
         })
     });
@@ -58,7 +58,7 @@ fn single_thread(c: &mut Criterion, pool: &Pool<'_, Obj>) {
         let mut i = 0u64;
         b.iter(|| {
             i += 1;
-            let k = slab.insert(black_box(obj(i)));
+            let k = slab.insert(obj(black_box(i)));
             black_box(slab.remove(black_box(k)));
         })
     });
@@ -68,7 +68,7 @@ fn single_thread(c: &mut Criterion, pool: &Pool<'_, Obj>) {
         let mut i = 0u64;
         b.iter(|| {
             i += 1;
-            let k = slab.insert(black_box(obj(i))).unwrap();
+            let k = slab.insert(obj(black_box(i))).unwrap();
             black_box(slab.remove(black_box(k)));
         })
     });
@@ -78,7 +78,7 @@ fn single_thread(c: &mut Criterion, pool: &Pool<'_, Obj>) {
         let mut i = 0u64;
         b.iter(|| {
             i += 1;
-            let k = slab.lock().unwrap().insert(black_box(obj(i)));
+            let k = slab.lock().unwrap().insert(obj(black_box(i)));
             black_box(slab.lock().unwrap().remove(black_box(k)));
         })
     });
@@ -114,7 +114,7 @@ fn two_thread_group(c: &mut Criterion, pool: &Pool<'_, Obj>) {
         b.iter_custom(|iters| {
             two_threads(iters, |i| {
                 let bx = pool
-                    .insert(black_box(obj(i)))
+                    .insert(obj(black_box(i)))
                     .unwrap_or_else(|_| unreachable!());
                 black_box(&*bx);
             })
@@ -125,7 +125,7 @@ fn two_thread_group(c: &mut Criterion, pool: &Pool<'_, Obj>) {
         let slab = sharded_slab::Slab::new();
         b.iter_custom(|iters| {
             two_threads(iters, |i| {
-                let k = slab.insert(black_box(obj(i))).unwrap();
+                let k = slab.insert(obj(black_box(i))).unwrap();
                 black_box(slab.remove(black_box(k)));
             })
         })
@@ -135,7 +135,7 @@ fn two_thread_group(c: &mut Criterion, pool: &Pool<'_, Obj>) {
         let slab = Mutex::new(slab::Slab::with_capacity(CAPACITY));
         b.iter_custom(|iters| {
             two_threads(iters, |i| {
-                let k = slab.lock().unwrap().insert(black_box(obj(i)));
+                let k = slab.lock().unwrap().insert(obj(black_box(i)));
                 black_box(slab.lock().unwrap().remove(black_box(k)));
             })
         })
