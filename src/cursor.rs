@@ -80,6 +80,11 @@ impl Cursor {
         self.limit.set(limit);
     }
 
+    /// Sets the allocation limit (budgets; see `ScopeStack::scope_with_budget`).
+    pub(crate) fn set_limit(&self, limit: usize) {
+        self.limit.set(limit);
+    }
+
     /// Moves the bump pointer to `addr` (either way; callers keep the invariants).
     #[inline(always)]
     pub(crate) fn set_cur(&self, addr: usize) {

@@ -9,7 +9,7 @@ use core::fmt;
 
 /// The longest scope name, in bytes, that an [`AllocError`] keeps. Longer names are
 /// cut at a character boundary.
-pub const MAX_ERROR_NAME_LEN: usize = 32;
+pub const MAX_ERROR_NAME_LEN: usize = 24;
 
 /// What kind of failure an [`AllocError`] reports.
 ///
@@ -36,6 +36,9 @@ pub enum AllocErrorKind {
     HeapExhausted,
     /// A `Display`/`Debug` implementation returned an error while formatting into a scope.
     Format,
+    /// The request fits in the block but not in the byte budget of the named scope
+    /// (see `ScopeStack::scope_with_budget`).
+    BudgetExceeded,
     /// The scope is not the innermost live scope on its block: a scope opened later on
     /// the same block (a nested scratch scope) is still live, so allocating here would
     /// overlap it.
@@ -55,6 +58,7 @@ impl AllocErrorKind {
             AllocErrorKind::AlignmentTooLarge => "alignment is larger than MAX_ALIGN",
             AllocErrorKind::HeapExhausted => "the global allocator could not reserve the block",
             AllocErrorKind::Format => "a formatting implementation returned an error",
+            AllocErrorKind::BudgetExceeded => "budget exceeded",
             AllocErrorKind::NotInnermost => {
                 "scope is not the innermost live scope on its block (a nested scope opened later on the same block is still live)"
             }
@@ -73,7 +77,6 @@ struct InlineName {
 }
 
 impl InlineName {
-    #[cfg(feature = "alloc")]
     const EMPTY: InlineName = InlineName {
         bytes: [0; MAX_ERROR_NAME_LEN],
         len: 0,
@@ -125,6 +128,12 @@ pub struct AllocError {
     remaining: usize,
     capacity: usize,
     scope: InlineName,
+    /// The budget of `scope`, for `BudgetExceeded` (`usize::MAX`: none).
+    budget: usize,
+    /// The live scope that held the most bytes of its own when the error happened
+    /// (an empty name: none recorded).
+    holder: InlineName,
+    holder_bytes: usize,
 }
 
 impl AllocError {
@@ -138,6 +147,9 @@ impl AllocError {
             remaining: 0,
             capacity,
             scope: InlineName::EMPTY,
+            budget: usize::MAX,
+            holder: InlineName::EMPTY,
+            holder_bytes: 0,
         }
     }
 
@@ -157,7 +169,63 @@ impl AllocError {
             remaining,
             capacity,
             scope: InlineName::new(scope),
+            budget: usize::MAX,
+            holder: InlineName::EMPTY,
+            holder_bytes: 0,
         }
+    }
+
+    /// Records the budget that was exceeded.
+    pub(crate) fn with_budget(mut self, budget: usize) -> Self {
+        self.budget = budget;
+        self
+    }
+
+    /// Records which live scope held the most memory.
+    pub(crate) fn with_holder(mut self, name: &str, bytes: usize) -> Self {
+        self.holder = InlineName::new(name);
+        self.holder_bytes = bytes;
+        self
+    }
+
+    /// For [`AllocErrorKind::BudgetExceeded`]: the budget, in bytes, of the scope named
+    /// by [`scope_name`](Self::scope_name).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut block = LinearAllocator::with_capacity(4096).unwrap();
+    /// block.scope("systems", |systems| {
+    ///     systems.scope_with_budget("audio", 100, |audio| {
+    ///         let err = audio.try_alloc_raw(200, 1).unwrap_err();
+    ///         assert_eq!(err.kind(), AllocErrorKind::BudgetExceeded);
+    ///         assert_eq!((err.scope_name(), err.budget()), ("audio", Some(100)));
+    ///     });
+    /// });
+    /// ```
+    pub fn budget(&self) -> Option<usize> {
+        (self.budget != usize::MAX).then_some(self.budget)
+    }
+
+    /// For out-of-memory errors: the live scope that held the most bytes of its own
+    /// (not counting its children) when the request failed, and how many. This is
+    /// usually the scope to shrink.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut block = LinearAllocator::with_capacity(1024).unwrap();
+    /// block.scope("systems", |systems| {
+    ///     systems.alloc_raw(100, 1);
+    ///     systems.scope("level", |level| {
+    ///         level.alloc_raw(900, 1);
+    ///         level.scope("frame", |frame| {
+    ///             let err = frame.try_alloc_raw(64, 1).unwrap_err();
+    ///             assert_eq!(err.largest_scope(), Some(("level", 900)));
+    ///         });
+    ///     });
+    /// });
+    /// ```
+    pub fn largest_scope(&self) -> Option<(&str, usize)> {
+        (self.holder.len > 0).then(|| (self.holder.as_str(), self.holder_bytes))
     }
 
     /// What went wrong.
@@ -247,11 +315,28 @@ impl fmt::Display for AllocError {
                 write!(f, ": asked for a block of {} bytes", self.size)
             }
             AllocErrorKind::Format => Ok(()),
-            _ => write!(
+            AllocErrorKind::BudgetExceeded => write!(
                 f,
-                ": requested {} bytes (align {}), {} of {} bytes remaining",
-                self.size, self.align, self.remaining, self.capacity
+                " (budget {} bytes): requested {} bytes (align {}), {} budget bytes remaining",
+                self.budget().unwrap_or(0),
+                self.size,
+                self.align,
+                self.remaining
             ),
+            _ => {
+                write!(
+                    f,
+                    ": requested {} bytes (align {}), {} of {} bytes remaining",
+                    self.size, self.align, self.remaining, self.capacity
+                )?;
+                match self.largest_scope() {
+                    Some((name, bytes)) if self.kind == AllocErrorKind::OutOfMemory => write!(
+                        f,
+                        "; largest live scope: \"{name}\" holds {bytes} bytes"
+                    ),
+                    _ => Ok(()),
+                }
+            }
         }
     }
 }
@@ -265,6 +350,8 @@ impl fmt::Debug for AllocError {
             .field("remaining", &self.remaining)
             .field("capacity", &self.capacity)
             .field("scope", &self.scope.as_str())
+            .field("budget", &self.budget())
+            .field("largest_scope", &self.largest_scope())
             .finish()
     }
 }

@@ -165,6 +165,18 @@ impl Chain {
         self.len.get()
     }
 
+    /// Calls `f` with the address of every linked record, newest first (for reports).
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn for_each_record(&self, mut f: impl FnMut(usize)) {
+        let mut at = self.head.get();
+        while let Some(rec) = at {
+            f(rec.as_ptr().addr());
+            // SAFETY: linked records stay valid until `run_all` empties the chain, which
+            // only happens when the scope ends (this chain's owner is live here).
+            at = unsafe { ptr::read(ptr::addr_of!((*rec.as_ptr()).next)) };
+        }
+    }
+
     /// Links a record whose value is now fully constructed.
     ///
     /// # Safety

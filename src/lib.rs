@@ -57,20 +57,28 @@ extern crate std;
 
 mod alloc_api;
 mod cursor;
+pub mod debug_fill;
 mod error;
 mod finalizer;
 mod linear;
 pub mod pool;
+#[cfg(feature = "alloc")]
+mod report;
 pub mod rules;
 mod scope;
+mod scope_info;
 #[cfg(feature = "std")]
 pub mod scratch;
 #[cfg(feature = "std")]
 mod scratch_pads;
+#[cfg(feature = "alloc")]
+mod svg;
 mod sync;
 
 pub use error::{AllocError, AllocErrorKind, AllocErrorWith, MAX_ERROR_NAME_LEN};
 pub use linear::{LinearAllocator, MAX_ALIGN};
+#[cfg(feature = "alloc")]
+pub use report::{MemoryMap, PoolReport, ScopeReport};
 pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY};
 pub use scope::{Scope, ScopeStack};
 #[cfg(feature = "std")]

@@ -25,7 +25,8 @@ use core::ptr::NonNull;
 use crate::cursor::Cursor;
 #[cfg(feature = "alloc")]
 use crate::error::{AllocError, AllocErrorKind};
-use crate::scope::{Scope, ScopeStack};
+use crate::scope::{run_scope, Scope};
+use crate::scope_info::ScopeInfo;
 
 /// The largest alignment a scope hands out, in bytes. Larger requests are an
 /// [`AllocErrorKind::AlignmentTooLarge`] error.
@@ -72,8 +73,8 @@ pub struct LinearAllocator {
     /// shared block). `None` whenever no such scope is live, so moving the allocator
     /// never leaves it dangling.
     active: Cell<Option<NonNull<Cursor>>>,
-    /// Number of live scopes (the depth the next one gets).
-    open_scopes: Cell<u32>,
+    /// The innermost live scope's record (see `crate::scope_info`), or `None`.
+    innermost: Cell<Option<NonNull<ScopeInfo>>>,
     /// Largest `cur` seen so far (see the module docs).
     high_water: Cell<usize>,
     /// The layout the block was reserved with, when it came from the global heap.
@@ -172,7 +173,7 @@ impl LinearAllocator {
             end,
             root: Cursor::new(base, start, end),
             active: Cell::new(None),
-            open_scopes: Cell::new(0),
+            innermost: Cell::new(None),
             high_water: Cell::new(start),
             #[cfg(feature = "alloc")]
             heap: None,
@@ -265,8 +266,7 @@ impl LinearAllocator {
         f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
     ) -> R {
         let this: &LinearAllocator = self;
-        let mut root = Scope::new(ScopeStack::open(this, &this.root, name));
-        f(&mut root)
+        run_scope(this, &this.root, name, None, f)
     }
 
     /// Opens a scope on a block reached through a shared reference (the scratch pads),
@@ -305,8 +305,7 @@ impl LinearAllocator {
         self.active.set(Some(NonNull::from(&cursor)));
         // Declared after `_resume`, so it unwinds (finalizers, rewind) before the outer
         // cursor resumes.
-        let mut scope = Scope::new(ScopeStack::open(self, &cursor, name));
-        f(&mut scope)
+        run_scope(self, &cursor, name, None, f)
     }
 
     // ----- crate-internal bump machinery (used by `ScopeStack`) -----
@@ -322,16 +321,48 @@ impl LinearAllocator {
         }
     }
 
-    /// Counts a scope opening; returns its depth.
-    pub(crate) fn enter_scope(&self) -> u32 {
-        let depth = self.open_scopes.get();
-        self.open_scopes.set(depth + 1);
-        depth
+    /// Address one past the block's last byte.
+    pub(crate) fn end_addr(&self) -> usize {
+        self.end
     }
 
-    /// Counts a scope ending.
-    pub(crate) fn leave_scope(&self) {
-        self.open_scopes.set(self.open_scopes.get() - 1);
+    /// Calls `f` for every live scope, innermost first, with the bytes it holds itself
+    /// (from its start to the next scope's start, or to the bump pointer).
+    pub(crate) fn for_each_live_scope(&self, mut f: impl FnMut(&ScopeInfo, usize)) {
+        let mut upper = self.active_cursor().cur();
+        let mut at = self.innermost.get();
+        while let Some(p) = at {
+            // SAFETY: `innermost` and the `parent` links point at live scopes' records
+            // (see `crate::scope_info`).
+            let info = unsafe { p.as_ref() };
+            f(info, upper.saturating_sub(info.start));
+            upper = info.start;
+            at = info.parent;
+        }
+    }
+
+    /// The live scope holding the most bytes of its own, and how many.
+    pub(crate) fn largest_scope(&self) -> Option<(&str, usize)> {
+        let mut best: Option<(&str, usize)> = None;
+        self.for_each_live_scope(|info, own| {
+            if best.is_none_or(|(_, b)| own > b) {
+                // SAFETY: the name outlives the scope, which outlives this call.
+                best = Some((unsafe { &*core::ptr::from_ref(info.name()) }, own));
+            }
+        });
+        best
+    }
+
+    /// The innermost live scope's record.
+    #[inline]
+    pub(crate) fn innermost(&self) -> Option<NonNull<ScopeInfo>> {
+        self.innermost.get()
+    }
+
+    /// Makes `info` the innermost live scope's record (on open, and back on close).
+    #[inline]
+    pub(crate) fn set_innermost(&self, info: Option<NonNull<ScopeInfo>>) {
+        self.innermost.set(info);
     }
 
     /// Moves `cursor` back to `to`, recording the high-water mark first.
@@ -358,6 +389,7 @@ impl LinearAllocator {
     }
 
     /// Offset of an address from the start of the block.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) fn offset_of(&self, addr: usize) -> usize {
         addr - self.start
     }

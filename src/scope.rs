@@ -29,7 +29,8 @@ use core::ptr::{self, NonNull};
 
 use crate::cursor::Cursor;
 use crate::error::{AllocError, AllocErrorKind, AllocErrorWith};
-use crate::finalizer::{self, Chain, ObjectLayout, SliceLayout};
+use crate::finalizer::{self, ObjectLayout, SliceLayout};
+use crate::scope_info::ScopeInfo;
 use crate::linear::{LinearAllocator, MAX_ALIGN};
 
 /// One scope: everything allocated through it lives until it unwinds.
@@ -67,11 +68,9 @@ pub struct ScopeStack<'s> {
     alloc: &'s LinearAllocator,
     /// The bump cursor this scope allocates through (shared with its borrow-children).
     cursor: &'s Cursor,
-    /// Address the block rewinds to when this scope ends.
-    start: usize,
-    chain: Chain,
-    name: &'s str,
-    depth: u32,
+    /// This scope's record in the block's list of live scopes (name, start, finalizer
+    /// chain, budget, pools). It lives in the frame of the call that opened the scope.
+    info: &'s ScopeInfo,
     /// Invariant in `'s`.
     _invariant: PhantomData<fn(&'s ()) -> &'s ()>,
 }
@@ -140,17 +139,23 @@ impl fmt::Debug for Scope<'_, '_> {
     }
 }
 
-/// Rewinds the block when dropped, even while a finalizer's panic unwinds.
+/// Rewinds the block, restores the limit and unlinks the scope when dropped, even while
+/// a finalizer's panic unwinds.
 struct RewindOnDrop<'a> {
     alloc: &'a LinearAllocator,
     cursor: &'a Cursor,
-    to: usize,
+    info: &'a ScopeInfo,
 }
 
 impl Drop for RewindOnDrop<'_> {
     fn drop(&mut self) {
-        self.alloc.rewind(self.cursor, self.to);
-        self.alloc.leave_scope();
+        #[cfg(feature = "debug-fill")]
+        crate::debug_fill::released(self.cursor, self.info.start);
+        self.alloc.rewind(self.cursor, self.info.start);
+        if let Some(limit) = self.info.saved_limit.get() {
+            self.cursor.set_limit(limit);
+        }
+        self.alloc.set_innermost(self.info.parent);
     }
 }
 
@@ -159,30 +164,73 @@ impl Drop for ScopeStack<'_> {
         let _rewind = RewindOnDrop {
             alloc: self.alloc,
             cursor: self.cursor,
-            to: self.start,
+            info: self.info,
         };
         // SAFETY: the scope is ending; every reference it handed out carried `'s`, which
         // ends here, so nothing uses the finalized values again. Child scopes are gone
         // (they borrowed `self` mutably).
-        unsafe { self.chain.run_all() };
+        unsafe { self.info.chain.run_all() };
     }
 }
 
+/// Opens a scope on `cursor` (applying `budget`), runs `f`, and unwinds the scope.
+#[inline]
+pub(crate) fn run_scope<'env, R>(
+    alloc: &LinearAllocator,
+    cursor: &Cursor,
+    name: &str,
+    budget: Option<usize>,
+    f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
+) -> R {
+    let info = ScopeInfo::new(name, cursor.cur(), alloc.innermost(), budget);
+    let mut scope = Scope::new(ScopeStack::open(alloc, cursor, &info));
+    f(&mut scope)
+}
+
 impl<'s> ScopeStack<'s> {
-    pub(crate) fn open(
-        alloc: &'s LinearAllocator,
-        cursor: &'s Cursor,
-        name: &'s str,
-    ) -> ScopeStack<'s> {
+    /// Registers `info` as the block's innermost scope and applies its budget.
+    fn open(alloc: &'s LinearAllocator, cursor: &'s Cursor, info: &'s ScopeInfo) -> Self {
+        if let Some(budget) = info.budget {
+            let cap = info.start.saturating_add(budget);
+            if cap < cursor.limit() {
+                info.saved_limit.set(Some(cursor.limit()));
+                cursor.set_limit(cap);
+            }
+        }
+        alloc.set_innermost(Some(NonNull::from(info)));
         ScopeStack {
             alloc,
             cursor,
-            start: cursor.cur(),
-            depth: alloc.enter_scope(),
-            chain: Chain::new(),
-            name,
+            info,
             _invariant: PhantomData,
         }
+    }
+
+    /// Opens a child scope with a byte budget: it (and its own children) may allocate at
+    /// most `bytes` bytes, counted from where it begins. Going over is an
+    /// [`AllocErrorKind::BudgetExceeded`] error naming the scope and its budget, even
+    /// when the block still has room. Otherwise like [`scope`](Self::scope).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("systems", |systems| {
+    ///     systems.scope_with_budget("audio", 1024, |audio| {
+    ///         audio.alloc_raw(1000, 1);
+    ///         let err = audio.try_alloc_raw(100, 1).unwrap_err();
+    ///         assert_eq!(err.kind(), AllocErrorKind::BudgetExceeded);
+    ///         assert!(err.to_string().contains("\"audio\" (budget 1024 bytes)"));
+    ///     });
+    ///     systems.alloc_raw(10_000, 1); // the parent is not limited
+    /// });
+    /// ```
+    pub fn scope_with_budget<'env, R>(
+        &mut self,
+        name: &str,
+        bytes: usize,
+        f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
+    ) -> R {
+        run_scope(self.alloc, self.cursor, name, Some(bytes), f)
     }
 
     /// Opens a child scope, runs `f` with it, and unwinds it: the child's finalizers run
@@ -211,8 +259,7 @@ impl<'s> ScopeStack<'s> {
         name: &str,
         f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
     ) -> R {
-        let mut child = Scope::new(ScopeStack::open(self.alloc, self.cursor, name));
-        f(&mut child)
+        run_scope(self.alloc, self.cursor, name, None, f)
     }
 
     // ----- introspection -----
@@ -225,7 +272,8 @@ impl<'s> ScopeStack<'s> {
     /// memory.scope("systems", |s| assert_eq!(s.name(), "systems"));
     /// ```
     pub fn name(&self) -> &'s str {
-        self.name
+        // SAFETY: the record lives as long as the scope (`'s`), and so does its name.
+        unsafe { &*core::ptr::from_ref(self.info.name()) }
     }
 
     /// Nesting depth: 0 for the outermost scope, 1 for its children, and so on.
@@ -236,7 +284,7 @@ impl<'s> ScopeStack<'s> {
     /// memory.scope("a", |a| a.scope("b", |b| assert_eq!(b.depth(), 1)));
     /// ```
     pub fn depth(&self) -> u32 {
-        self.depth
+        self.info.depth
     }
 
     /// The block this scope allocates from (for its statistics).
@@ -261,7 +309,7 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     pub fn start_offset(&self) -> usize {
-        self.alloc.offset_of(self.start)
+        self.alloc.offset_of(self.info.start)
     }
 
     /// Bytes this scope has taken so far (including alignment padding and finalizer
@@ -276,7 +324,7 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     pub fn used(&self) -> usize {
-        self.cursor.cur().saturating_sub(self.start)
+        self.cursor.cur().saturating_sub(self.info.start)
     }
 
     /// How many finalizer records this scope holds (values whose destructor will run
@@ -292,7 +340,31 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     pub fn finalizer_count(&self) -> usize {
-        self.chain.len()
+        self.info.chain.len()
+    }
+
+    /// Registers a pool carved from this scope, for reports. Allocates a small link
+    /// record in the scope; if that fails, the pool simply goes unreported.
+    ///
+    /// # Safety
+    /// `pool` points at a pool allocated in this scope that stays valid until the scope
+    /// ends, and `snapshot` reads that pool's real type.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) unsafe fn register_pool(
+        &self,
+        pool: NonNull<()>,
+        snapshot: unsafe fn(NonNull<()>) -> crate::scope_info::PoolSnapshot,
+    ) {
+        let link = crate::scope_info::PoolLink {
+            pool,
+            snapshot,
+            next: None,
+        };
+        if let Ok(l) = self.try_new_pod(link) {
+            // SAFETY: the link lives in this scope's memory; the caller vouches for the
+            // pool.
+            unsafe { self.info.add_pool(NonNull::from(l)) };
+        }
     }
 
     /// The bump cursor this scope allocates through.
@@ -309,20 +381,49 @@ impl<'s> ScopeStack<'s> {
             align,
             self.cursor.remaining(),
             self.alloc.capacity(),
-            self.name,
+            self.info.name(),
         )
     }
 
-    /// The out-of-memory error for a request of `size` bytes at `align`.
+    /// The error for a request of `size` bytes at `align` that did not fit under the
+    /// cursor's limit: misuse (a suspended scope), a budget, or the block itself.
     #[cold]
     #[inline(never)]
     fn oom(&self, size: usize, align: usize) -> AllocError {
-        let kind = if self.cursor.is_suspended() {
-            AllocErrorKind::NotInnermost
-        } else {
-            AllocErrorKind::OutOfMemory
-        };
-        self.error(kind, size, align)
+        if self.cursor.is_suspended() {
+            return self.error(AllocErrorKind::NotInnermost, size, align);
+        }
+        let limit = self.cursor.limit();
+        let cur = self.cursor.cur();
+        let aligned = (cur + (align - 1)) & !(align - 1);
+        let end = self.alloc.end_addr();
+        let fits_block = aligned <= end && size <= end - aligned;
+        if fits_block {
+            // A budget binds: name the budgeted scope that set the limit.
+            let mut at = Some(self.info);
+            while let Some(info) = at {
+                if let Some(budget) = info.budget {
+                    if info.start.saturating_add(budget) == limit {
+                        return AllocError::in_scope(
+                            AllocErrorKind::BudgetExceeded,
+                            size,
+                            align,
+                            limit.saturating_sub(cur),
+                            self.alloc.capacity(),
+                            info.name(),
+                        )
+                        .with_budget(budget);
+                    }
+                }
+                // SAFETY: parents of a live scope are live (scope_info invariant).
+                at = info.parent.map(|p| unsafe { &*p.as_ptr() });
+            }
+        }
+        let err = self.error(AllocErrorKind::OutOfMemory, size, align);
+        match self.alloc.largest_scope() {
+            Some((name, bytes)) if bytes > 0 => err.with_holder(name, bytes),
+            _ => err,
+        }
     }
 
     // ----- raw memory -----
@@ -390,7 +491,7 @@ impl<'s> ScopeStack<'s> {
     pub fn alloc_layout(&self, layout: Layout) -> NonNull<u8> {
         match self.try_alloc_layout(layout) {
             Ok(p) => p,
-            Err(e) => fail(e),
+            Err(e) => self.fail(e),
         }
     }
 
@@ -406,7 +507,7 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     pub fn try_alloc_layout(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        self.bump_checked(layout.size(), layout.align())
+        self.try_alloc_raw(layout.size(), layout.align())
     }
 
     /// Allocates `size` uninitialised bytes aligned to `align`.
@@ -426,7 +527,7 @@ impl<'s> ScopeStack<'s> {
     pub fn alloc_raw(&self, size: usize, align: usize) -> NonNull<u8> {
         match self.try_alloc_raw(size, align) {
             Ok(p) => p,
-            Err(e) => fail(e),
+            Err(e) => self.fail(e),
         }
     }
 
@@ -442,7 +543,10 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     pub fn try_alloc_raw(&self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
-        self.bump_checked(size, align)
+        let p = self.bump_checked(size, align)?;
+        #[cfg(feature = "debug-fill")]
+        crate::debug_fill::fresh(p, size);
+        Ok(p)
     }
 
     // ----- single values -----
@@ -488,7 +592,7 @@ impl<'s> ScopeStack<'s> {
         #[inline(never)]
         #[track_caller]
         fn out_of_memory(scope: &ScopeStack<'_>, size: usize, align: usize) -> ! {
-            fail(scope.oom(size, align))
+            scope.fail(scope.oom(size, align))
         }
 
         if size_of::<T>() == 0 {
@@ -507,7 +611,7 @@ impl<'s> ScopeStack<'s> {
         match self.bump_const(size_of::<T>(), align_of::<T>()) {
             // SAFETY: as above.
             Ok(p) => unsafe { place(p.cast::<T>(), value) },
-            Err(e) => fail(e),
+            Err(e) => self.fail(e),
         }
     }
 
@@ -582,7 +686,7 @@ impl<'s> ScopeStack<'s> {
     pub fn new_object<T: 'static>(&self, value: T) -> &'s mut T {
         match self.try_new_object(value) {
             Ok(r) => r,
-            Err(e) => fail(e.error),
+            Err(e) => self.fail(e.error),
         }
     }
 
@@ -632,7 +736,7 @@ impl<'s> ScopeStack<'s> {
         // SAFETY: forwarded from the caller.
         match unsafe { self.try_new_object_unchecked(value) } {
             Ok(r) => r,
-            Err(e) => fail(e.error),
+            Err(e) => self.fail(e.error),
         }
     }
 
@@ -674,7 +778,7 @@ impl<'s> ScopeStack<'s> {
         unsafe {
             let slot = finalizer::write_object_record::<T>(record);
             slot.as_ptr().write(value);
-            self.chain.link(record);
+            self.info.chain.link(record);
             Ok(&mut *slot.as_ptr())
         }
     }
@@ -695,7 +799,7 @@ impl<'s> ScopeStack<'s> {
     pub fn alloc_slice_copy<T: Copy>(&self, src: &[T]) -> &'s mut [T] {
         match self.try_alloc_slice_copy(src) {
             Ok(s) => s,
-            Err(e) => fail(e),
+            Err(e) => self.fail(e),
         }
     }
 
@@ -743,7 +847,7 @@ impl<'s> ScopeStack<'s> {
     pub fn alloc_slice_clone<T: Clone + 'static>(&self, src: &[T]) -> &'s mut [T] {
         match self.try_alloc_slice_clone(src) {
             Ok(s) => s,
-            Err(e) => fail(e),
+            Err(e) => self.fail(e),
         }
     }
 
@@ -780,7 +884,7 @@ impl<'s> ScopeStack<'s> {
     ) -> &'s mut [T] {
         match self.try_alloc_slice_fill_with(len, f) {
             Ok(s) => s,
-            Err(e) => fail(e),
+            Err(e) => self.fail(e),
         }
     }
 
@@ -830,7 +934,7 @@ impl<'s> ScopeStack<'s> {
         unsafe {
             let first = finalizer::write_slice_record::<T>(record, len);
             fill(first, len, &mut f);
-            self.chain.link(record);
+            self.info.chain.link(record);
             Ok(core::slice::from_raw_parts_mut(first.as_ptr(), len))
         }
     }
@@ -849,7 +953,7 @@ impl<'s> ScopeStack<'s> {
     pub fn alloc_str(&self, src: &str) -> &'s mut str {
         match self.try_alloc_str(src) {
             Ok(s) => s,
-            Err(e) => fail(e),
+            Err(e) => self.fail(e),
         }
     }
 
@@ -886,7 +990,7 @@ impl<'s> ScopeStack<'s> {
     pub fn alloc_fmt(&self, args: fmt::Arguments<'_>) -> &'s mut str {
         match self.try_alloc_fmt(args) {
             Ok(s) => s,
-            Err(e) => fail(e),
+            Err(e) => self.fail(e),
         }
     }
 
@@ -984,12 +1088,11 @@ impl<'s> ScopeStack<'s> {
             }
             Err(fmt::Error) => {
                 drop(reservation);
-                let kind = if w.out_of_memory {
-                    AllocErrorKind::OutOfMemory
+                if w.out_of_memory {
+                    Err(self.oom(w.at - start + 1, 1))
                 } else {
-                    AllocErrorKind::Format
-                };
-                Err(self.error(kind, w.at - start + 1, 1))
+                    Err(self.error(AllocErrorKind::Format, w.at - start + 1, 1))
+                }
             }
         }
     }
@@ -998,11 +1101,11 @@ impl<'s> ScopeStack<'s> {
 impl fmt::Debug for ScopeStack<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ScopeStack")
-            .field("name", &self.name)
-            .field("depth", &self.depth)
+            .field("name", &self.name())
+            .field("depth", &self.depth())
             .field("start_offset", &self.start_offset())
             .field("used", &self.used())
-            .field("finalizers", &self.chain.len())
+            .field("finalizers", &self.finalizer_count())
             .finish()
     }
 }
@@ -1062,6 +1165,25 @@ pub(crate) fn dangling(align: usize) -> NonNull<u8> {
 #[cold]
 #[inline(never)]
 #[track_caller]
-fn fail(e: AllocError) -> ! {
+fn fail_plain(e: AllocError) -> ! {
     panic!("{e}")
+}
+
+impl ScopeStack<'_> {
+    /// Panics with the error's message and, for out-of-memory and budget errors (with
+    /// the `alloc` feature), the memory map at that moment, so the panic shows which
+    /// scope holds the memory.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn fail(&self, e: AllocError) -> ! {
+        #[cfg(feature = "alloc")]
+        if matches!(
+            e.kind(),
+            AllocErrorKind::OutOfMemory | AllocErrorKind::BudgetExceeded
+        ) {
+            panic!("{e}\n{}", self.report());
+        }
+        fail_plain(e)
+    }
 }

@@ -287,6 +287,13 @@ impl<T> Core<T> {
     /// object has been dropped or moved out.
     #[inline]
     unsafe fn release(&self, index: u32) {
+        // With `debug-fill`, paint the vacated storage so stale reads stand out.
+        #[cfg(feature = "debug-fill")]
+        self.slot(index).with_mut(|p| {
+            if let Some(p) = NonNull::new(p.cast::<u8>()) {
+                crate::debug_fill::freed_slot(p, size_of::<T>());
+            }
+        });
         let stamp = self.stamp(index);
         // Relaxed: see `insert`. The free list's Release push orders it for the next
         // owner.
@@ -586,9 +593,36 @@ impl<'s> ScopeStack<'s> {
         // so they are still valid then. `'s` in `Pool<'s, T>` is a marker; the
         // destructor follows no borrow of it.
         match unsafe { self.try_new_object_unchecked(pool) } {
-            Ok(p) => Ok(p),
+            Ok(p) => {
+                // SAFETY: the pool lives in this scope until it ends, and
+                // `pool_snapshot::<T>` reads it as the `Pool<'_, T>` it is.
+                unsafe { self.register_pool(NonNull::from(&*p).cast(), pool_snapshot::<T>) };
+                Ok(p)
+            }
             Err(e) => Err(e.error),
         }
+    }
+}
+
+/// Reads a registered pool's statistics for a memory map report.
+///
+/// # Safety
+/// `pool` points at a live `Pool<'_, T>`.
+unsafe fn pool_snapshot<T>(pool: NonNull<()>) -> crate::scope_info::PoolSnapshot {
+    // SAFETY: per the caller; only `&self` statistics are read (lifetimes do not matter
+    // for them).
+    let pool = unsafe { pool.cast::<Pool<'static, T>>().as_ref() };
+    let start = pool.core.values.as_ptr().addr();
+    let cap = pool.core.capacity as usize;
+    let bytes = cap * (size_of::<Slot<T>>() + 2 * size_of::<AtomicU32>());
+    crate::scope_info::PoolSnapshot {
+        kind: "Pool",
+        type_name: core::any::type_name::<T>(),
+        len: pool.len(),
+        capacity: cap,
+        high_water_len: pool.high_water_len(),
+        addr: start,
+        bytes,
     }
 }
 

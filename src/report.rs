@@ -1,0 +1,353 @@
+//! Memory map reports: where the block's memory is, by scope, as text and as a picture.
+//!
+//! A [`MemoryMap`] is a snapshot taken from the block's list of live scopes (see
+//! `crate::scope_info`): it owns its data, so it can be printed, compared or kept after
+//! the scopes are gone. Taking one allocates on the global heap (it is a diagnostic, not
+//! a hot path); it is available with the `alloc` feature.
+//!
+//! Invariant: a snapshot only reads live scopes' records and finalizer chains, through
+//! shared references; it never changes the block.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::{self, Write as _};
+
+use crate::linear::LinearAllocator;
+use crate::scope::ScopeStack;
+
+/// A snapshot of a block: its totals and every live scope, outermost first.
+///
+/// ```
+/// use scope_stack::LinearAllocator;
+///
+/// let mut memory = LinearAllocator::with_capacity(64 * 1024).unwrap();
+/// memory.scope("systems", |systems| {
+///     systems.alloc_raw(1000, 8);
+///     systems.scope("level", |level| {
+///         level.new_object(String::from("finalized"));
+///         let map = level.report();
+///         assert_eq!(map.scopes.len(), 2);
+///         assert_eq!(map.scopes[0].name, "systems");
+///         assert_eq!(map.scopes[0].own_bytes, 1000);
+///         assert_eq!(map.scopes[1].finalizers, 1);
+///         println!("{map}"); // an aligned table with a bar per scope
+///     });
+/// });
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MemoryMap {
+    /// Bytes in the block.
+    pub capacity: usize,
+    /// Bytes in use when the snapshot was taken.
+    pub used: usize,
+    /// The most bytes ever in use at once.
+    pub high_water_mark: usize,
+    /// Every live scope, outermost first.
+    pub scopes: Vec<ScopeReport>,
+}
+
+/// One live scope in a [`MemoryMap`].
+///
+/// ```
+/// # use scope_stack::LinearAllocator;
+/// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+/// memory.scope("a", |a| {
+///     a.alloc_raw(10, 1);
+///     a.scope_with_budget("b", 512, |b| {
+///         b.alloc_raw(20, 1);
+///         let map = b.report();
+///         let (outer, inner) = (&map.scopes[0], &map.scopes[1]);
+///         assert_eq!((outer.own_bytes, outer.inclusive_bytes), (10, 30));
+///         assert_eq!((inner.start, inner.depth, inner.budget), (10, 1, Some(512)));
+///     });
+/// });
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ScopeReport {
+    /// The name the scope was opened with.
+    pub name: String,
+    /// 0 for the outermost scope.
+    pub depth: u32,
+    /// Offset of the scope's first byte from the start of the block.
+    pub start: usize,
+    /// Bytes the scope holds itself (up to where its child begins).
+    pub own_bytes: usize,
+    /// Bytes the scope holds with all its live children.
+    pub inclusive_bytes: usize,
+    /// Values whose destructors will run when the scope ends.
+    pub finalizers: usize,
+    /// Offsets of the finalizer records (each sits just before its value).
+    pub finalizer_offsets: Vec<usize>,
+    /// The byte budget, if the scope was opened with one.
+    pub budget: Option<usize>,
+    /// Pools carved from this scope.
+    pub pools: Vec<PoolReport>,
+}
+
+/// A pool carved from a scope, in a [`ScopeReport`].
+///
+/// ```
+/// # use scope_stack::LinearAllocator;
+/// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+/// memory.scope("level", |level| {
+///     let enemies = level.new_pool::<[f32; 4]>(100);
+///     let _a = enemies.insert([0.0; 4]).unwrap();
+///     let map = level.report();
+///     let pool = &map.scopes[0].pools[0];
+///     assert_eq!((pool.len, pool.capacity, pool.high_water_len), (1, 100, 1));
+///     assert_eq!(pool.kind, "Pool");
+///     assert_eq!(pool.type_name, "[f32; 4]");
+/// });
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PoolReport {
+    /// `"Pool"` or `"DensePool"`.
+    pub kind: &'static str,
+    /// The element type, without its module path.
+    pub type_name: &'static str,
+    /// Live objects.
+    pub len: usize,
+    /// Slots.
+    pub capacity: usize,
+    /// The most objects ever live at once.
+    pub high_water_len: usize,
+    /// Offset of the pool's storage from the start of the block.
+    pub offset: usize,
+    /// Bytes of storage (slots and side tables).
+    pub bytes: usize,
+}
+
+/// `core::any::type_name` without module paths (`alloc::string::String` → `String`).
+pub(crate) fn short_type_name(full: &'static str) -> &'static str {
+    // Keep generic arguments readable: only strip the path of the outermost name when
+    // there are no generics; otherwise keep the full name.
+    if full.contains('<') {
+        return full;
+    }
+    full.rsplit("::").next().unwrap_or(full)
+}
+
+impl LinearAllocator {
+    /// A snapshot of the block and its live scopes. Callable through
+    /// [`ScopeStack::report`] while scopes are open, or here between them.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("s", |s| { s.alloc_raw(100, 1); });
+    /// let map = memory.report();
+    /// assert!(map.scopes.is_empty());
+    /// assert_eq!((map.used, map.high_water_mark), (0, 100));
+    /// ```
+    pub fn report(&self) -> MemoryMap {
+        let mut scopes = Vec::new();
+        // Every deeper scope lies inside an outer one, so a scope's inclusive extent runs
+        // from its start to the bump pointer.
+        let end = self.used();
+        self.for_each_live_scope(|info, own| {
+            let start = self.offset_of(info.start);
+            let mut finalizer_offsets = Vec::new();
+            info.chain
+                .for_each_record(|addr| finalizer_offsets.push(self.offset_of(addr)));
+            finalizer_offsets.reverse();
+            let mut pools = Vec::new();
+            let mut link = info.pools.get();
+            while let Some(l) = link {
+                // SAFETY: pool links and their pools live in this scope's memory and stay
+                // valid while the scope is live (see `ScopeInfo::add_pool`).
+                let l = unsafe { l.as_ref() };
+                // SAFETY: as above; `snapshot` was registered with this pool's type.
+                let p = unsafe { (l.snapshot)(l.pool) };
+                pools.push(PoolReport {
+                    kind: p.kind,
+                    type_name: short_type_name(p.type_name),
+                    len: p.len,
+                    capacity: p.capacity,
+                    high_water_len: p.high_water_len,
+                    offset: self.offset_of(p.addr),
+                    bytes: p.bytes,
+                });
+                link = l.next;
+            }
+            pools.reverse();
+            scopes.push(ScopeReport {
+                name: String::from(info.name()),
+                depth: info.depth,
+                start,
+                own_bytes: own,
+                inclusive_bytes: end - start,
+                finalizers: info.chain.len(),
+                finalizer_offsets,
+                budget: info.budget,
+                pools,
+            });
+        });
+        scopes.reverse();
+        MemoryMap {
+            capacity: self.capacity(),
+            used: self.used(),
+            high_water_mark: self.high_water_mark(),
+            scopes,
+        }
+    }
+}
+
+impl ScopeStack<'_> {
+    /// A snapshot of this scope's block: totals and every live scope on it.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("systems", |s| {
+    ///     s.scope("level", |l| assert_eq!(l.report().scopes[1].name, "level"));
+    /// });
+    /// ```
+    pub fn report(&self) -> MemoryMap {
+        self.allocator().report()
+    }
+}
+
+/// `n` bytes in a short human form: `512 B`, `1.5 KiB`, `12.0 MiB`.
+struct Bytes(usize);
+
+impl fmt::Display for Bytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let n = self.0 as f64;
+        let text = if self.0 < 1024 {
+            alloc::format!("{} B", self.0)
+        } else if self.0 < 1024 * 1024 {
+            alloc::format!("{:.1} KiB", n / 1024.0)
+        } else if self.0 < 1024 * 1024 * 1024 {
+            alloc::format!("{:.1} MiB", n / (1024.0 * 1024.0))
+        } else {
+            alloc::format!("{:.1} GiB", n / (1024.0 * 1024.0 * 1024.0))
+        };
+        f.pad(&text)
+    }
+}
+
+fn percent(part: usize, whole: usize) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        part as f64 * 100.0 / whole as f64
+    }
+}
+
+/// Width of the bar column, in characters.
+const BAR: usize = 32;
+
+impl MemoryMap {
+    /// Draws one scope's extent on a bar as wide as the block: `#` for its own bytes,
+    /// `+` for its children's, `.` elsewhere.
+    fn bar(&self, start: usize, own: usize, inclusive: usize) -> String {
+        let cell = |off: usize| -> usize {
+            if self.capacity == 0 {
+                0
+            } else {
+                (off as u128 * BAR as u128 / self.capacity as u128) as usize
+            }
+        };
+        let mut bar = String::with_capacity(BAR);
+        for i in 0..BAR {
+            let lo = start;
+            let own_end = start + own;
+            let end = start + inclusive;
+            // Cell i covers [i, i + 1) * capacity / BAR; mark it if the range touches it.
+            let c = if own > 0 && cell(lo) <= i && i <= cell(own_end.saturating_sub(1)) {
+                '#'
+            } else if inclusive > own && cell(own_end) <= i && i <= cell(end.saturating_sub(1)) {
+                '+'
+            } else {
+                '.'
+            };
+            bar.push(c);
+        }
+        bar
+    }
+}
+
+impl fmt::Display for MemoryMap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "memory map: {} block, {} used ({:.1}%), high-water {} ({:.1}%)",
+            Bytes(self.capacity),
+            Bytes(self.used),
+            percent(self.used, self.capacity),
+            Bytes(self.high_water_mark),
+            percent(self.high_water_mark, self.capacity),
+        )?;
+        if self.scopes.is_empty() {
+            return writeln!(f, "  (no live scopes)");
+        }
+        let name_width = self
+            .scopes
+            .iter()
+            .map(|s| s.name.chars().count() + 2 * s.depth as usize)
+            .chain(self.scopes.iter().flat_map(|s| {
+                s.pools
+                    .iter()
+                    .map(move |p| p.kind.len() + p.type_name.len() + 4 + 2 * s.depth as usize)
+            }))
+            .max()
+            .unwrap_or(5)
+            .max(5);
+        writeln!(
+            f,
+            "  {:<nw$}  {:>10}  {:>10}  {:>10}  {:>5}  {:>10}  map",
+            "scope",
+            "start",
+            "own",
+            "inclusive",
+            "fin",
+            "budget",
+            nw = name_width
+        )?;
+        for s in &self.scopes {
+            let mut label = String::new();
+            for _ in 0..s.depth {
+                label.push_str("  ");
+            }
+            label.push_str(&s.name);
+            let budget = match s.budget {
+                Some(b) => alloc::format!("{}", Bytes(b)),
+                None => String::from("-"),
+            };
+            writeln!(
+                f,
+                "  {:<nw$}  {:>10}  {:>10}  {:>10}  {:>5}  {:>10}  |{}|",
+                label,
+                s.start,
+                Bytes(s.own_bytes),
+                Bytes(s.inclusive_bytes),
+                s.finalizers,
+                budget,
+                self.bar(s.start, s.own_bytes, s.inclusive_bytes),
+                nw = name_width
+            )?;
+            for p in &s.pools {
+                let mut plabel = String::new();
+                for _ in 0..=s.depth {
+                    plabel.push_str("  ");
+                }
+                let _ = write!(plabel, "{}<{}>", p.kind, p.type_name);
+                writeln!(
+                    f,
+                    "  {:<nw$}  {:>10}  {:>10}  len {}/{} (high-water {})",
+                    plabel,
+                    p.offset,
+                    Bytes(p.bytes),
+                    p.len,
+                    p.capacity,
+                    p.high_water_len,
+                    nw = name_width
+                )?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,116 @@
+//! The record of one live scope, linked into its block's list of live scopes.
+//!
+//! Each scope call keeps a `ScopeInfo` in its own stack frame, beside (not inside) the
+//! `ScopeStack` it lends to the closure, so the block can read every live scope's name,
+//! start, finalizer chain, budget and pools through shared references while the closure
+//! holds `&mut` to its handle. Reports and out-of-memory diagnostics walk this list.
+//!
+//! Invariants this module keeps:
+//! - The block's `innermost` pointer and each `parent` link point at `ScopeInfo`s whose
+//!   scope calls are still running; a scope unlinks itself (restoring `innermost` to its
+//!   parent) before its frame returns or unwinds. Scopes end in strict LIFO order (they
+//!   are closures), so the list is always a stack.
+//! - Everything mutable is in `Cell`s; nothing here is ever borrowed mutably.
+
+use core::cell::Cell;
+use core::ptr::NonNull;
+
+use crate::finalizer::Chain;
+
+/// One live scope, as the block sees it.
+pub(crate) struct ScopeInfo {
+    /// The scope's name; the `str` outlives the scope call.
+    name: NonNull<str>,
+    /// Address where the scope began (its rewind point).
+    pub(crate) start: usize,
+    /// 0 for the outermost live scope on the block.
+    pub(crate) depth: u32,
+    /// The scope that was innermost when this one opened.
+    pub(crate) parent: Option<NonNull<ScopeInfo>>,
+    /// Destructors to run when the scope ends.
+    pub(crate) chain: Chain,
+    /// The byte budget given by `scope_with_budget`, if any.
+    pub(crate) budget: Option<usize>,
+    /// The cursor limit to restore when the scope ends (set when a budget lowered it).
+    pub(crate) saved_limit: Cell<Option<usize>>,
+    /// Pools carved from this scope, newest first (for reports).
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) pools: Cell<Option<NonNull<PoolLink>>>,
+}
+
+impl ScopeInfo {
+    pub(crate) fn new(
+        name: &str,
+        start: usize,
+        parent: Option<NonNull<ScopeInfo>>,
+        budget: Option<usize>,
+    ) -> ScopeInfo {
+        let depth = match parent {
+            // SAFETY: `parent` is a live scope's record (module invariant).
+            Some(p) => unsafe { p.as_ref() }.depth + 1,
+            None => 0,
+        };
+        ScopeInfo {
+            name: NonNull::from(name),
+            start,
+            depth,
+            parent,
+            chain: Chain::new(),
+            budget,
+            saved_limit: Cell::new(None),
+            pools: Cell::new(None),
+        }
+    }
+
+    /// The scope's name.
+    pub(crate) fn name(&self) -> &str {
+        // SAFETY: the name was borrowed for at least as long as the scope call, and this
+        // record does not outlive that call.
+        unsafe { self.name.as_ref() }
+    }
+}
+
+/// What a pool tells the report about itself.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+pub(crate) struct PoolSnapshot {
+    /// `"Pool"` or `"DensePool"`.
+    pub(crate) kind: &'static str,
+    /// The element type's name.
+    pub(crate) type_name: &'static str,
+    /// Live objects now.
+    pub(crate) len: usize,
+    /// Slots in all.
+    pub(crate) capacity: usize,
+    /// The most objects ever live at once.
+    pub(crate) high_water_len: usize,
+    /// Address of the pool's storage (slots and side tables).
+    pub(crate) addr: usize,
+    /// Bytes of that storage.
+    pub(crate) bytes: usize,
+}
+
+/// A node in a scope's list of pools, stored in scope memory next to the pool.
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+pub(crate) struct PoolLink {
+    /// The pool object (type-erased), valid while the owning scope is live.
+    pub(crate) pool: NonNull<()>,
+    /// Reads the pool's statistics; knows the pool's real type.
+    pub(crate) snapshot: unsafe fn(NonNull<()>) -> PoolSnapshot,
+    /// The pool registered before this one.
+    pub(crate) next: Option<NonNull<PoolLink>>,
+}
+
+impl ScopeInfo {
+    /// Links a pool's record into this scope's list.
+    ///
+    /// # Safety
+    /// `link` lives in this scope's memory (or longer), and its pool stays valid (and
+    /// readable by `snapshot`) until the scope ends.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) unsafe fn add_pool(&self, link: NonNull<PoolLink>) {
+        // SAFETY: per the caller, `link` is valid for writes and not yet shared.
+        unsafe { (*link.as_ptr()).next = self.pools.get() };
+        self.pools.set(Some(link));
+    }
+}
