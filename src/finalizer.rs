@@ -5,6 +5,13 @@
 //! that knows the value's type and a link to the previously finalized value of the same
 //! scope, so the chain runs newest-first: exact reverse order of construction.
 //!
+//! Consecutive `new_object` calls for one `'static` type share a *run* record: when
+//! the newest record is a run of the same type (checked by `TypeId`) and ends exactly at
+//! the bump pointer, the next value is placed right after it and the run's length grows.
+//! A run drops its values back to front, so the order stays exactly the reverse of
+//! construction; unwinding a run costs one indirect call instead of one per value, and
+//! the values after the first carry no record at all.
+//!
 //! Invariants this module keeps:
 //! - A record is linked only after its value is fully constructed, and each record is
 //!   run at most once: the chain head is taken out of the scope before it is walked.
@@ -14,6 +21,7 @@
 //! - Records are only read and written through raw pointers that carry the block's
 //!   provenance; no reference to a record is ever made.
 
+use core::any::TypeId;
 use core::mem::{align_of, size_of};
 use core::ptr::{self, NonNull};
 
@@ -31,6 +39,14 @@ pub(crate) struct Finalizer {
 struct SliceFinalizer {
     head: Finalizer,
     len: usize,
+}
+
+/// A record for a run of same-typed values placed back to back.
+#[repr(C)]
+struct RunFinalizer {
+    head: Finalizer,
+    len: usize,
+    type_id: TypeId,
 }
 
 /// Rounds `n` up to a multiple of `align` (a power of two). Only used on constants.
@@ -68,6 +84,83 @@ impl<T> SliceLayout<T> {
         let bytes = len.checked_mul(size_of::<T>())?;
         let total = bytes.checked_add(Self::VALUE_OFFSET)?;
         (total <= isize::MAX as usize).then_some(total)
+    }
+}
+
+/// The layout of `[run record][values...]` for a run of `T`s.
+pub(crate) struct RunLayout<T>(core::marker::PhantomData<T>);
+
+impl<T> RunLayout<T> {
+    /// Offset of the first value from the start of the record.
+    pub(crate) const VALUE_OFFSET: usize = round_up(size_of::<RunFinalizer>(), align_of::<T>());
+    /// Bytes for the record plus its first value.
+    pub(crate) const FIRST_SIZE: usize = Self::VALUE_OFFSET + size_of::<T>();
+    /// Alignment of the record (and so of the values that follow it).
+    pub(crate) const ALIGN: usize = if align_of::<T>() > align_of::<RunFinalizer>() {
+        align_of::<T>()
+    } else {
+        align_of::<RunFinalizer>()
+    };
+}
+
+/// Drops `len` values starting at `first`, last to first; if one panics, the rest are
+/// still dropped (a second panic aborts, as usual).
+///
+/// # Safety
+/// `first..first + len` are live `T`s that nothing uses again.
+unsafe fn drop_reverse<T>(first: *mut T, mut len: usize) {
+    struct Rest<T> {
+        first: *mut T,
+        len: usize,
+    }
+    impl<T> Drop for Rest<T> {
+        fn drop(&mut self) {
+            // SAFETY: the values before the one that panicked are untouched.
+            unsafe { drop_reverse(self.first, self.len) }
+        }
+    }
+    while len > 0 {
+        len -= 1;
+        let rest = Rest { first, len };
+        // SAFETY: index `len` is live (caller contract) and dropped exactly once.
+        unsafe { ptr::drop_in_place(first.add(len)) };
+        core::mem::forget(rest);
+    }
+}
+
+/// Destroys the run of `T`s that follows `record`, newest first.
+///
+/// # Safety
+/// `record` was written by [`write_run_record`] and its `len` values are alive.
+unsafe fn drop_run<T>(record: NonNull<Finalizer>) {
+    // SAFETY: per the caller, a `RunFinalizer` with `len` live values after it.
+    unsafe {
+        let len = ptr::read(ptr::addr_of!((*record.cast::<RunFinalizer>().as_ptr()).len));
+        let first = record
+            .cast::<u8>()
+            .add(RunLayout::<T>::VALUE_OFFSET)
+            .cast::<T>();
+        drop_reverse(first.as_ptr(), len);
+    }
+}
+
+/// Writes a run record with one (not yet written) value and returns the value's slot.
+///
+/// # Safety
+/// `record` points to `RunLayout::<T>::FIRST_SIZE` writable bytes aligned to
+/// `RunLayout::<T>::ALIGN`.
+pub(crate) unsafe fn write_run_record<T: 'static>(record: NonNull<u8>) -> NonNull<T> {
+    // SAFETY: per the caller, the record fits and is aligned.
+    unsafe {
+        record.cast::<RunFinalizer>().as_ptr().write(RunFinalizer {
+            head: Finalizer {
+                run: drop_run::<T>,
+                next: None,
+            },
+            len: 1,
+            type_id: TypeId::of::<T>(),
+        });
+        record.add(RunLayout::<T>::VALUE_OFFSET).cast::<T>()
     }
 }
 
@@ -165,6 +258,47 @@ impl Chain {
         self.len.get()
     }
 
+    /// If the newest record is a run of `T` whose end is `at`, returns that end: the
+    /// next `T` may be placed there with [`grow_run`](Self::grow_run).
+    #[inline]
+    pub(crate) fn run_end<T: 'static>(&self, at: usize) -> Option<usize> {
+        let head = self.head.get()?;
+        // SAFETY: linked records are valid. Every record starts with a `Finalizer`; its
+        // `run` pointer tells run records apart (all runs share one layout, so even a
+        // pointer merged with another type's `drop_run` means a run record), and the
+        // `TypeId` then says exactly whether it is a run of `T`.
+        unsafe {
+            let run = ptr::read(ptr::addr_of!((*head.as_ptr()).run));
+            let ours: unsafe fn(NonNull<Finalizer>) = drop_run::<T>;
+            if run as usize != ours as usize {
+                return None;
+            }
+            let rec = head.cast::<RunFinalizer>().as_ptr();
+            if ptr::read(ptr::addr_of!((*rec).type_id)) != TypeId::of::<T>() {
+                return None;
+            }
+            let len = ptr::read(ptr::addr_of!((*rec).len));
+            let end = head.as_ptr().addr() + RunLayout::<T>::VALUE_OFFSET + len * size_of::<T>();
+            (end == at).then_some(end)
+        }
+    }
+
+    /// Counts one more value in the newest record, a run of `T` (see `run_end`), whose
+    /// new last value has just been written.
+    ///
+    /// # Safety
+    /// [`run_end`](Self::run_end) returned `Some` for `T`, nothing was linked since, and
+    /// the value after the run's old end is now initialised.
+    #[inline]
+    pub(crate) unsafe fn grow_run(&self) {
+        if let Some(head) = self.head.get() {
+            let rec = head.cast::<RunFinalizer>().as_ptr();
+            // SAFETY: per the caller the head is a run record we may update.
+            unsafe { (*rec).len += 1 };
+            self.len.set(self.len.get() + 1);
+        }
+    }
+
     /// Calls `f` with the address of every linked record, newest first (for reports).
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) fn for_each_record(&self, mut f: impl FnMut(usize)) {
@@ -195,8 +329,12 @@ impl Chain {
     ///
     /// # Safety
     /// Every linked value is still alive and nothing will use it again.
+    #[inline]
     pub(crate) unsafe fn run_all(&self) {
-        let head = self.head.take();
+        let Some(head) = self.head.take() else {
+            return;
+        };
+        let head = Some(head);
         self.len.set(0);
         // SAFETY: forwarded from the caller; the head was taken, so no record runs twice.
         unsafe { run_from(head) }

@@ -370,9 +370,7 @@ impl LinearAllocator {
     pub(crate) fn rewind(&self, cursor: &Cursor, to: usize) {
         let cur = cursor.cur();
         debug_assert!(to >= self.start && to <= cur);
-        if cur > self.high_water.get() {
-            self.high_water.set(cur);
-        }
+        self.high_water.set(self.high_water.get().max(cur));
         cursor.set_cur(to);
     }
 

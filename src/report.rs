@@ -175,7 +175,7 @@ impl LinearAllocator {
             pools.reverse();
             scopes.push(ScopeReport {
                 name: String::from(info.name()),
-                depth: info.depth,
+                depth: info.depth(),
                 start,
                 own_bytes: own,
                 inclusive_bytes: end - start,

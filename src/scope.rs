@@ -29,9 +29,9 @@ use core::ptr::{self, NonNull};
 
 use crate::cursor::Cursor;
 use crate::error::{AllocError, AllocErrorKind, AllocErrorWith};
-use crate::finalizer::{self, ObjectLayout, SliceLayout};
-use crate::scope_info::ScopeInfo;
+use crate::finalizer::{self, ObjectLayout, RunLayout, SliceLayout};
 use crate::linear::{LinearAllocator, MAX_ALIGN};
+use crate::scope_info::ScopeInfo;
 
 /// One scope: everything allocated through it lives until it unwinds.
 ///
@@ -148,18 +148,21 @@ struct RewindOnDrop<'a> {
 }
 
 impl Drop for RewindOnDrop<'_> {
+    #[inline]
     fn drop(&mut self) {
         #[cfg(feature = "debug-fill")]
         crate::debug_fill::released(self.cursor, self.info.start);
         self.alloc.rewind(self.cursor, self.info.start);
-        if let Some(limit) = self.info.saved_limit.get() {
-            self.cursor.set_limit(limit);
+        let saved = self.info.saved_limit.get();
+        if saved != 0 {
+            self.cursor.set_limit(saved);
         }
         self.alloc.set_innermost(self.info.parent);
     }
 }
 
 impl Drop for ScopeStack<'_> {
+    #[inline]
     fn drop(&mut self) {
         let _rewind = RewindOnDrop {
             alloc: self.alloc,
@@ -189,11 +192,12 @@ pub(crate) fn run_scope<'env, R>(
 
 impl<'s> ScopeStack<'s> {
     /// Registers `info` as the block's innermost scope and applies its budget.
+    #[inline]
     fn open(alloc: &'s LinearAllocator, cursor: &'s Cursor, info: &'s ScopeInfo) -> Self {
         if let Some(budget) = info.budget {
             let cap = info.start.saturating_add(budget);
             if cap < cursor.limit() {
-                info.saved_limit.set(Some(cursor.limit()));
+                info.saved_limit.set(cursor.limit());
                 cursor.set_limit(cap);
             }
         }
@@ -254,6 +258,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!(systems.allocator().used(), before); // the frame rewound
     /// });
     /// ```
+    #[inline]
     pub fn scope<'env, R>(
         &mut self,
         name: &str,
@@ -284,7 +289,7 @@ impl<'s> ScopeStack<'s> {
     /// memory.scope("a", |a| a.scope("b", |b| assert_eq!(b.depth(), 1)));
     /// ```
     pub fn depth(&self) -> u32 {
-        self.info.depth
+        self.info.depth()
     }
 
     /// The block this scope allocates from (for its statistics).
@@ -703,9 +708,38 @@ impl<'s> ScopeStack<'s> {
     /// ```
     #[inline]
     pub fn try_new_object<T: 'static>(&self, value: T) -> Result<&'s mut T, AllocErrorWith<T>> {
-        // SAFETY: `T: 'static`, so the value holds no borrow that could dangle when its
-        // finalizer runs.
-        unsafe { self.try_new_object_unchecked(value) }
+        if !needs_drop::<T>() || align_of::<T>() > MAX_ALIGN || size_of::<T>() > MAX_ALIGN {
+            // SAFETY: `T: 'static`, so the value holds no borrow that could dangle when
+            // its finalizer runs.
+            return unsafe { self.try_new_object_unchecked(value) };
+        }
+        // Same type as the newest finalized value, placed right behind it: extend its run.
+        let cursor = self.cursor;
+        let cur = cursor.cur();
+        if let Some(end) = self.info.chain.run_end::<T>(cur) {
+            if let Some(slot) = cursor.bump_small(size_of::<T>(), align_of::<T>()) {
+                debug_assert_eq!(slot.as_ptr().addr(), end);
+                // SAFETY: `slot` is the fresh memory right after the run; the value is
+                // written before the run counts it. `T: 'static` (drop rule).
+                unsafe {
+                    slot.cast::<T>().as_ptr().write(value);
+                    self.info.chain.grow_run();
+                    return Ok(&mut *slot.cast::<T>().as_ptr());
+                }
+            }
+        }
+        let record = match self.bump_const(RunLayout::<T>::FIRST_SIZE, RunLayout::<T>::ALIGN) {
+            Ok(p) => p,
+            Err(error) => return Err(AllocErrorWith { error, value }),
+        };
+        // SAFETY: `record` has room for a run record and one `T`, aligned; the value is
+        // written before the record is linked. `T: 'static` (drop rule).
+        unsafe {
+            let slot = finalizer::write_run_record::<T>(record);
+            slot.as_ptr().write(value);
+            self.info.chain.link(record);
+            Ok(&mut *slot.as_ptr())
+        }
     }
 
     /// Places a value with a finalizer without requiring `T: 'static`.

@@ -23,43 +23,49 @@ pub(crate) struct ScopeInfo {
     name: NonNull<str>,
     /// Address where the scope began (its rewind point).
     pub(crate) start: usize,
-    /// 0 for the outermost live scope on the block.
-    pub(crate) depth: u32,
     /// The scope that was innermost when this one opened.
     pub(crate) parent: Option<NonNull<ScopeInfo>>,
     /// Destructors to run when the scope ends.
     pub(crate) chain: Chain,
     /// The byte budget given by `scope_with_budget`, if any.
     pub(crate) budget: Option<usize>,
-    /// The cursor limit to restore when the scope ends (set when a budget lowered it).
-    pub(crate) saved_limit: Cell<Option<usize>>,
+    /// The cursor limit to restore when the scope ends, when a budget lowered it
+    /// (0: nothing to restore; a real limit is never 0 while a scope is open on it).
+    pub(crate) saved_limit: Cell<usize>,
     /// Pools carved from this scope, newest first (for reports).
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) pools: Cell<Option<NonNull<PoolLink>>>,
 }
 
 impl ScopeInfo {
+    #[inline]
     pub(crate) fn new(
         name: &str,
         start: usize,
         parent: Option<NonNull<ScopeInfo>>,
         budget: Option<usize>,
     ) -> ScopeInfo {
-        let depth = match parent {
-            // SAFETY: `parent` is a live scope's record (module invariant).
-            Some(p) => unsafe { p.as_ref() }.depth + 1,
-            None => 0,
-        };
         ScopeInfo {
             name: NonNull::from(name),
             start,
-            depth,
             parent,
             chain: Chain::new(),
             budget,
-            saved_limit: Cell::new(None),
+            saved_limit: Cell::new(0),
             pools: Cell::new(None),
         }
+    }
+
+    /// 0 for the outermost live scope on the block, 1 for its child, and so on.
+    pub(crate) fn depth(&self) -> u32 {
+        let mut depth = 0;
+        let mut at = self.parent;
+        while let Some(p) = at {
+            depth += 1;
+            // SAFETY: parents of a live scope are live (module invariant).
+            at = unsafe { p.as_ref() }.parent;
+        }
+        depth
     }
 
     /// The scope's name.

@@ -204,3 +204,37 @@ fn zero_sized_values_cost_nothing_and_still_drop() {
     });
     assert_eq!(*log.lock().unwrap(), vec![7]);
 }
+
+#[test]
+fn consecutive_objects_of_one_type_share_a_run_and_still_drop_in_reverse() {
+    let log = new_log();
+    let mut memory = LinearAllocator::with_capacity(64 * 1024).unwrap();
+    memory.scope("runs", |s| {
+        let mk = |id| Logged {
+            id,
+            log: log.clone(),
+        };
+        let first = s.new_object(mk(0)) as *mut Logged as usize;
+        let used_after_first = s.used();
+        for id in 1..5 {
+            let p = s.new_object(mk(id)) as *mut Logged as usize;
+            // Back to back, no record in between.
+            assert_eq!(p, first + id as usize * core::mem::size_of::<Logged>());
+        }
+        assert_eq!(
+            s.used(),
+            used_after_first + 4 * core::mem::size_of::<Logged>()
+        );
+        s.new_object(String::from("breaks the run"));
+        s.new_object(mk(5)); // a new run
+        s.new_pod(1u8);
+        s.new_object(mk(6)); // not adjacent: a new run
+        assert_eq!(s.finalizer_count(), 8, "counts values, not records");
+        assert_eq!(
+            s.report().scopes[0].finalizer_offsets.len(),
+            4,
+            "four records"
+        );
+    });
+    assert_eq!(*log.lock().unwrap(), vec![6, 5, 4, 3, 2, 1, 0]);
+}

@@ -189,3 +189,21 @@ fn out_of_memory_panics_with_a_readable_message_and_unwinds() {
     assert_eq!(*log.lock().unwrap(), vec![1]);
     assert_eq!(memory.used(), 0);
 }
+
+#[test]
+fn a_panicking_destructor_inside_a_run_does_not_skip_the_rest_of_the_run() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        memory.scope("level", |level| {
+            level.new_object(String::from("before the run"));
+            for id in 0..6 {
+                level.new_object(Logged::new(id, &log)).panic_on_drop = id == 3;
+            }
+            assert_eq!(level.report().scopes[0].finalizer_offsets.len(), 2);
+        })
+    }));
+    assert!(result.is_err());
+    assert_eq!(*log.lock().unwrap(), vec![5, 4, 3, 2, 1, 0]);
+    assert_eq!(memory.used(), 0);
+}
