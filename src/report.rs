@@ -291,7 +291,7 @@ impl fmt::Display for MemoryMap {
             .chain(self.scopes.iter().flat_map(|s| {
                 s.pools
                     .iter()
-                    .map(move |p| p.kind.len() + p.type_name.len() + 4 + 2 * s.depth as usize)
+                    .map(move |p| p.kind.len() + p.type_name.len() + 6 + 2 * s.depth as usize)
             }))
             .max()
             .unwrap_or(5)
@@ -334,7 +334,7 @@ impl fmt::Display for MemoryMap {
                 for _ in 0..=s.depth {
                     plabel.push_str("  ");
                 }
-                let _ = write!(plabel, "{}<{}>", p.kind, p.type_name);
+                let _ = write!(plabel, "- {}<{}>", p.kind, p.type_name);
                 writeln!(
                     f,
                     "  {:<nw$}  {:>10}  {:>10}  len {}/{} (high-water {})",

@@ -42,7 +42,9 @@ use crate::scope_info::ScopeInfo;
 ///
 /// - [`new_pod`](Self::new_pod) places a value that needs no drop, with zero overhead.
 /// - [`new_object`](Self::new_object) places any `'static` value; if it needs drop, a
-///   16-byte finalizer record goes in front of it and its destructor runs on unwind.
+///   finalizer record goes in front of it and its destructor runs on unwind. Objects of
+///   one type placed back to back share one record (a *run*), so the later ones carry
+///   no overhead and unwind with no extra call.
 /// - [`alloc_layout`](Self::alloc_layout), the `alloc_slice_*` family,
 ///   [`alloc_str`](Self::alloc_str) and [`alloc_fmt`](Self::alloc_fmt) cover raw memory,
 ///   slices and text.
@@ -701,7 +703,7 @@ impl<'s> ScopeStack<'s> {
     /// # use scope_stack::LinearAllocator;
     /// let mut memory = LinearAllocator::with_capacity(16).unwrap();
     /// memory.scope("a", |a| {
-    ///     // 16-byte record + 24-byte String do not fit in 16 bytes.
+    ///     // A finalizer record + a 24-byte String do not fit in 16 bytes.
     ///     let back = a.try_new_object(String::from("hi")).unwrap_err().into_value();
     ///     assert_eq!(back, "hi");
     /// });

@@ -12,7 +12,7 @@ use crate::report::MemoryMap;
 /// Picture width and band geometry, in SVG user units.
 const WIDTH: f64 = 1000.0;
 const MARGIN: f64 = 20.0;
-const BAND_Y: f64 = 70.0;
+const BAND_Y: f64 = 110.0;
 const BAND_H: f64 = 60.0;
 
 /// Fill colours for scopes by depth (cycled).
@@ -52,7 +52,12 @@ impl MemoryMap {
     /// });
     /// ```
     pub fn to_svg(&self) -> String {
-        let depth_rows = self.scopes.iter().map(|s| s.depth).max().map_or(0, |d| d + 1);
+        let depth_rows = self
+            .scopes
+            .iter()
+            .map(|s| s.depth)
+            .max()
+            .map_or(0, |d| d + 1);
         let height = BAND_Y + BAND_H + 70.0 + 18.0 * depth_rows as f64;
         let inner = WIDTH - 2.0 * MARGIN;
         let x = |off: usize| -> f64 {
@@ -112,7 +117,7 @@ impl MemoryMap {
                 tx = x0 + 2.0,
                 ty = row_y + 10.0,
             );
-            for pool in &scope.pools {
+            for (i, pool) in scope.pools.iter().enumerate() {
                 let px = x(pool.offset);
                 let pw = (x(pool.offset + pool.bytes) - px).max(1.0);
                 let _ = writeln!(
@@ -133,7 +138,8 @@ impl MemoryMap {
                     y = BAND_Y + 18.0,
                     h = BAND_H - 18.0,
                     tx = px + 2.0,
-                    ty = BAND_Y + 14.0,
+                    // Stagger neighbouring labels so narrow pools stay readable.
+                    ty = BAND_Y - 28.0 - 12.0 * (i % 3) as f64,
                 );
             }
             for &off in &scope.finalizer_offsets {

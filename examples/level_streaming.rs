@@ -1,0 +1,365 @@
+//! The main job, end to end: an engine on one block of memory.
+//!
+//! - A systems scope holds what lives for the whole run.
+//! - Each level loads into its own scope: level data plus entity, projectile and sound
+//!   pools sized for that level.
+//! - Frames run on several worker threads that spawn and despawn objects in the pools,
+//!   each thread using a per-frame scratch scope for its temporaries.
+//! - Unloading a level is leaving its scope: the pools' remaining objects are dropped and
+//!   the memory rewinds, so the next level (with different pool sizes) reuses it.
+//!
+//! It prints a progress line per batch of frames, the memory map after each load, and at
+//! the end frames per second, allocations per second, and how many global-heap
+//! allocations happened while frames ran (counted by the global allocator below; it
+//! must be 0).
+//!
+//! ```text
+//! cargo run --release --example level_streaming -- --frames 600 --threads 2 --levels 3
+//! ```
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Barrier;
+use std::time::{Duration, Instant};
+
+use scope_stack::{scratch, LinearAllocator, PoolBox};
+
+// ----- counting the global heap -----
+
+/// Counts global-heap allocations (all threads) while `COUNTING` is on.
+struct CountingAllocator;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static HEAP_ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator; counting does not touch the memory.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            HEAP_ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: forwarded contract.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded contract.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.load(Ordering::Relaxed) {
+            HEAP_ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        }
+        // SAFETY: forwarded contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+// ----- the game objects -----
+
+#[derive(Clone, Copy)]
+struct Enemy {
+    position: [f32; 3],
+    health: u32,
+}
+
+#[derive(Clone, Copy)]
+struct Projectile {
+    position: [f32; 3],
+    velocity: [f32; 3],
+    frames_left: u32,
+}
+
+/// A playing sound; its name is static data, its volume fades out.
+struct Sound {
+    name: &'static str,
+    volume: f32,
+}
+
+/// How big one level is.
+struct LevelConfig {
+    name: &'static str,
+    tiles: usize,
+    enemies: usize,
+    projectiles: usize,
+    sounds: usize,
+}
+
+const LEVELS: [LevelConfig; 2] = [
+    LevelConfig {
+        name: "harbour",
+        tiles: 64 * 1024,
+        enemies: 2_000,
+        projectiles: 8_000,
+        sounds: 64,
+    },
+    LevelConfig {
+        name: "canyon",
+        tiles: 128 * 1024,
+        enemies: 500,
+        projectiles: 16_000,
+        sounds: 32,
+    },
+];
+
+const SOUND_NAMES: [&str; 4] = ["step", "shot", "splash", "wind"];
+
+struct Options {
+    frames: usize,
+    threads: usize,
+    levels: usize,
+}
+
+fn parse_options() -> Options {
+    let mut o = Options {
+        frames: 600,
+        threads: 2,
+        levels: 2,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(flag) = args.next() {
+        let mut value = |name: &str| -> usize {
+            args.next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("{name} needs a number"))
+        };
+        match flag.as_str() {
+            "--frames" => o.frames = value("--frames").max(1),
+            "--threads" => o.threads = value("--threads").max(1),
+            "--levels" => o.levels = value("--levels").max(1),
+            "-h" | "--help" => {
+                println!("usage: level_streaming [--frames N] [--threads N] [--levels N]");
+                std::process::exit(0);
+            }
+            other => panic!("unknown flag {other} (try --help)"),
+        }
+    }
+    o
+}
+
+/// Per-worker state kept across frames: the objects this worker spawned.
+struct Worker<'p> {
+    enemies: Vec<PoolBox<'p, Enemy>>,
+    projectiles: Vec<PoolBox<'p, Projectile>>,
+    sounds: Vec<PoolBox<'p, Sound>>,
+    rng: u64,
+}
+
+impl Worker<'_> {
+    fn next(&mut self) -> u64 {
+        // xorshift64: deterministic per worker.
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        self.rng
+    }
+}
+
+fn main() -> Result<(), scope_stack::AllocError> {
+    let options = parse_options();
+    let started = Instant::now();
+    let mut memory = LinearAllocator::with_capacity(32 << 20)?;
+    let allocations = AtomicU64::new(0);
+    let mut frame_time = Duration::ZERO;
+    let mut frames_run = 0u64;
+
+    memory.scope("systems", |systems| {
+        // Systems-lifetime data: asset names and a log, alive across every level.
+        let asset_names = systems.alloc_slice_fill_with(256, |i| i as u32);
+        let log = systems.new_object(Vec::<String>::with_capacity(options.levels));
+
+        for level_no in 0..options.levels {
+            let config = &LEVELS[level_no % LEVELS.len()];
+            systems.scope("level", |level| {
+                // ----- load -----
+                let tiles = level.alloc_slice_fill_with(config.tiles, |i| (i % 251) as u8);
+                let enemies = level.new_pool::<Enemy>(config.enemies);
+                let projectiles = level.new_pool::<Projectile>(config.projectiles);
+                let sounds = level.new_pool::<Sound>(config.sounds);
+                let title = level.alloc_fmt(format_args!("level {} ({})", level_no + 1, config.name));
+                println!("\nloaded {title}");
+                println!("{}", level.report());
+
+                // ----- frames on worker threads -----
+                let barrier = Barrier::new(options.threads + 1);
+                std::thread::scope(|t| {
+                    for w in 0..options.threads {
+                        let (barrier, allocations) = (&barrier, &allocations);
+                        let (enemies, projectiles, sounds) = (&*enemies, &*projectiles, &*sounds);
+                        let tiles = &*tiles;
+                        t.spawn(move || {
+                            let mut me = Worker {
+                                enemies: Vec::with_capacity(enemies.capacity()),
+                                projectiles: Vec::with_capacity(projectiles.capacity()),
+                                sounds: Vec::with_capacity(sounds.capacity()),
+                                rng: 0x9E37_79B9_7F4A_7C15 ^ (w as u64 + 1) * 0x1234_5678,
+                            };
+                            scratch(|_| ()); // build this thread's scratch arenas now
+                            barrier.wait(); // loaded: counting starts after this
+                            for frame in 0..options.frames {
+                                barrier.wait(); // frame start
+                                let n = run_frame(&mut me, w, frame, enemies, projectiles, sounds, tiles);
+                                allocations.fetch_add(n, Ordering::Relaxed);
+                                barrier.wait(); // frame end
+                            }
+                            barrier.wait(); // main has printed the last progress line
+                            // Despawn what is left (the level unwind would drop it too).
+                            let left = me.enemies.len() + me.projectiles.len() + me.sounds.len();
+                            black_box(left)
+                        });
+                    }
+                    barrier.wait();
+                    COUNTING.store(true, Ordering::SeqCst);
+                    let level_start = Instant::now();
+                    let batch = (options.frames / 5).max(1);
+                    for frame in 0..options.frames {
+                        barrier.wait();
+                        barrier.wait();
+                        if (frame + 1) % batch == 0 || frame + 1 == options.frames {
+                            println!(
+                                "  frames {:>5}/{}: {:>5} enemies, {:>5} projectiles, {:>3} sounds live",
+                                frame + 1,
+                                options.frames,
+                                enemies.len(),
+                                projectiles.len(),
+                                sounds.len()
+                            );
+                        }
+                    }
+                    frame_time += level_start.elapsed();
+                    COUNTING.store(false, Ordering::SeqCst);
+                    barrier.wait(); // let the workers finish
+                    frames_run += options.frames as u64;
+                });
+                log.push(format!(
+                    "{title}: peak {} enemies, {} projectiles, {} sounds",
+                    enemies.high_water_len(),
+                    projectiles.high_water_len(),
+                    sounds.high_water_len()
+                ));
+            });
+            // ----- unloaded: the level's memory is back -----
+            println!(
+                "unloaded level {}: {} bytes in use, asset table intact ({} entries)",
+                level_no + 1,
+                systems.allocator().used(),
+                asset_names.len()
+            );
+        }
+        println!();
+        for line in log.iter() {
+            println!("{line}");
+        }
+    });
+
+    let secs = frame_time.as_secs_f64().max(1e-9);
+    let heap = HEAP_ALLOCATIONS.load(Ordering::SeqCst);
+    println!(
+        "\n{} frames on {} threads in {:.2} s of frame time ({:.2} s total)",
+        frames_run,
+        options.threads,
+        secs,
+        started.elapsed().as_secs_f64()
+    );
+    println!("frames per second:      {:.0}", frames_run as f64 / secs);
+    println!(
+        "allocations per second: {:.0} (pool inserts and scratch allocations)",
+        allocations.load(Ordering::Relaxed) as f64 / secs
+    );
+    println!(
+        "block high-water mark:  {} KiB of {} KiB",
+        memory.high_water_mark() / 1024,
+        memory.capacity() / 1024
+    );
+    println!("global-heap allocations while frames ran: {heap}");
+    assert_eq!(heap, 0, "the frame loop touched the global heap");
+    Ok(())
+}
+
+/// One worker's frame: spawn and despawn objects, update them, and use a scratch scope
+/// for temporaries. Returns how many allocations it made.
+fn run_frame<'p>(
+    me: &mut Worker<'p>,
+    worker: usize,
+    frame: usize,
+    enemies: &'p scope_stack::Pool<'_, Enemy>,
+    projectiles: &'p scope_stack::Pool<'_, Projectile>,
+    sounds: &'p scope_stack::Pool<'_, Sound>,
+    tiles: &[u8],
+) -> u64 {
+    let mut allocations = 0;
+    // Spawn: a few enemies, a burst of projectiles, now and then a sound.
+    for _ in 0..4 {
+        let r = me.next();
+        let enemy = Enemy {
+            position: [(r % 1000) as f32, 0.0, ((r >> 16) % 1000) as f32],
+            health: 100,
+        };
+        if let Ok(b) = enemies.insert(enemy) {
+            me.enemies.push(b);
+            allocations += 1;
+        }
+    }
+    for _ in 0..16 {
+        let r = me.next();
+        let p = Projectile {
+            position: [0.0; 3],
+            velocity: [(r % 7) as f32, 1.0, ((r >> 8) % 7) as f32],
+            frames_left: 10 + (r % 50) as u32,
+        };
+        if let Ok(b) = projectiles.insert(p) {
+            me.projectiles.push(b);
+            allocations += 1;
+        }
+    }
+    if frame % 8 == worker % 8 {
+        let r = me.next() as usize;
+        if let Ok(b) = sounds.insert(Sound {
+            name: SOUND_NAMES[r % SOUND_NAMES.len()],
+            volume: 1.0,
+        }) {
+            me.sounds.push(b);
+            allocations += 1;
+        }
+    }
+
+    // Update: projectiles fly and expire; sounds fade; enemies take damage.
+    me.projectiles.retain_mut(|p| {
+        let velocity = p.velocity;
+        for (x, v) in p.position.iter_mut().zip(velocity) {
+            *x += v;
+        }
+        p.frames_left -= 1;
+        p.frames_left > 0
+    });
+    me.sounds.retain_mut(|s| {
+        s.volume *= 0.9;
+        black_box(s.name);
+        s.volume > 0.05
+    });
+
+    // Scratch: which enemies are hit this frame, and a label for the debug overlay.
+    allocations += scratch(|s| {
+        let hits = s.alloc_slice_fill_with(me.enemies.len(), |i| {
+            let e = &me.enemies[i];
+            let tile = tiles[(e.position[0] as usize * 31 + e.position[2] as usize) % tiles.len()];
+            tile % 3 == 0
+        });
+        let label = s.alloc_fmt(format_args!(
+            "worker {worker} frame {frame}: {} hits",
+            hits.len()
+        ));
+        black_box(label);
+        for (e, hit) in me.enemies.iter_mut().zip(hits.iter()) {
+            if *hit {
+                e.health = e.health.saturating_sub(25);
+            }
+        }
+        2
+    });
+    me.enemies.retain(|e| e.health > 0);
+    allocations
+}

@@ -1,0 +1,54 @@
+//! Writes a picture of a block's memory map to `memory_map.svg` and prints the same map
+//! as a table: a systems scope, a level with its pools and finalized objects, and a
+//! frame scope on top.
+//!
+//! Run it with `cargo run --example memory_map` (optionally pass an output path).
+
+use scope_stack::LinearAllocator;
+
+#[derive(Clone, Copy, Default)]
+struct Enemy {
+    _position: [f32; 3],
+    _health: u32,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Projectile {
+    _position: [f32; 3],
+    _velocity: [f32; 3],
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "memory_map.svg".into());
+    let mut memory = LinearAllocator::with_capacity(400 * 1024)?;
+    let (svg, table) = memory.scope("systems", |systems| {
+        systems.new_object(String::from("renderer")); // finalized: dropped on unwind
+        systems.alloc_slice_fill_with(8 * 1024, |i| i as u8); // shader cache
+        systems.scope_with_budget("level", 320 * 1024, |level| {
+            level.alloc_slice_fill_with(24 * 1024, |i| i as u32); // level geometry
+            let enemies = level.new_pool::<Enemy>(2048);
+            let projectiles = level.new_pool::<Projectile>(4096);
+            let sounds = level.new_pool::<String>(64);
+            let _e: Vec<_> = (0..700)
+                .map(|_| enemies.insert(Enemy::default()).ok())
+                .collect();
+            let _p: Vec<_> = (0..1500)
+                .map(|_| projectiles.insert(Projectile::default()).ok())
+                .collect();
+            let _s = sounds.insert(String::from("ambience"));
+            level.new_object(String::from("level name"));
+            level.scope("frame", |frame| {
+                frame.alloc_slice_fill_with(16 * 1024, |i| i as u16); // draw list
+                frame.alloc_fmt(format_args!("frame {}", 1));
+                let map = frame.report();
+                (map.to_svg(), map.to_string())
+            })
+        })
+    });
+    std::fs::write(&path, svg)?;
+    println!("{table}");
+    println!("wrote {path}");
+    Ok(())
+}
