@@ -195,7 +195,7 @@ fn main() -> Result<(), scope_stack::AllocError> {
                                 enemies: Vec::with_capacity(enemies.capacity()),
                                 projectiles: Vec::with_capacity(projectiles.capacity()),
                                 sounds: Vec::with_capacity(sounds.capacity()),
-                                rng: 0x9E37_79B9_7F4A_7C15 ^ (w as u64 + 1) * 0x1234_5678,
+                                rng: 0x9E37_79B9_7F4A_7C15 ^ ((w as u64 + 1) * 0x1234_5678),
                             };
                             scratch(|_| ()); // build this thread's scratch arenas now
                             barrier.wait(); // loaded: counting starts after this
