@@ -58,6 +58,7 @@ extern crate std;
 mod alloc_api;
 mod cursor;
 pub mod debug_fill;
+pub mod dense;
 mod error;
 mod finalizer;
 mod linear;
@@ -75,6 +76,7 @@ mod scratch_pads;
 mod svg;
 mod sync;
 
+pub use dense::{DenseHandle, DensePool};
 pub use error::{AllocError, AllocErrorKind, AllocErrorWith, MAX_ERROR_NAME_LEN};
 pub use linear::{LinearAllocator, MAX_ALIGN};
 #[cfg(feature = "alloc")]
