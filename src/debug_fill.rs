@@ -55,7 +55,12 @@ mod imp {
         if to > from {
             // SAFETY: `[from, to)` lies in the block below the bump pointer and belongs
             // to the scope (or allocation) being released; nothing live is in it.
-            unsafe { cursor.ptr_at(from).as_ptr().write_bytes(super::RELEASED, to - from) };
+            unsafe {
+                cursor
+                    .ptr_at(from)
+                    .as_ptr()
+                    .write_bytes(super::RELEASED, to - from)
+            };
         }
     }
 

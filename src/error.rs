@@ -330,10 +330,9 @@ impl fmt::Display for AllocError {
                     self.size, self.align, self.remaining, self.capacity
                 )?;
                 match self.largest_scope() {
-                    Some((name, bytes)) if self.kind == AllocErrorKind::OutOfMemory => write!(
-                        f,
-                        "; largest live scope: \"{name}\" holds {bytes} bytes"
-                    ),
+                    Some((name, bytes)) if self.kind == AllocErrorKind::OutOfMemory => {
+                        write!(f, "; largest live scope: \"{name}\" holds {bytes} bytes")
+                    }
                     _ => Ok(()),
                 }
             }

@@ -8,6 +8,7 @@
 //! Consecutive `new_object` calls for one `'static` type share a *run* record: when
 //! the newest record is a run of the same type (checked by `TypeId`) and ends exactly at
 //! the bump pointer, the next value is placed right after it and the run's length grows.
+//! (The chain remembers the head run's `TypeId`; no function pointers are compared.)
 //! A run drops its values back to front, so the order stays exactly the reverse of
 //! construction; unwinding a run costs one indirect call instead of one per value, and
 //! the values after the first carry no record at all.
@@ -46,7 +47,6 @@ struct SliceFinalizer {
 struct RunFinalizer {
     head: Finalizer,
     len: usize,
-    type_id: TypeId,
 }
 
 /// Rounds `n` up to a multiple of `align` (a power of two). Only used on constants.
@@ -158,7 +158,6 @@ pub(crate) unsafe fn write_run_record<T: 'static>(record: NonNull<u8>) -> NonNul
                 next: None,
             },
             len: 1,
-            type_id: TypeId::of::<T>(),
         });
         record.add(RunLayout::<T>::VALUE_OFFSET).cast::<T>()
     }
@@ -243,6 +242,8 @@ pub(crate) unsafe fn write_slice_record<T>(record: NonNull<u8>, len: usize) -> N
 pub(crate) struct Chain {
     head: core::cell::Cell<Option<NonNull<Finalizer>>>,
     len: core::cell::Cell<usize>,
+    /// The type of the head record's run, when the head is a run record.
+    run_type: core::cell::Cell<Option<TypeId>>,
 }
 
 impl Chain {
@@ -250,6 +251,7 @@ impl Chain {
         Chain {
             head: core::cell::Cell::new(None),
             len: core::cell::Cell::new(0),
+            run_type: core::cell::Cell::new(None),
         }
     }
 
@@ -262,25 +264,30 @@ impl Chain {
     /// next `T` may be placed there with [`grow_run`](Self::grow_run).
     #[inline]
     pub(crate) fn run_end<T: 'static>(&self, at: usize) -> Option<usize> {
+        if self.run_type.get() != Some(TypeId::of::<T>()) {
+            return None;
+        }
         let head = self.head.get()?;
-        // SAFETY: linked records are valid. Every record starts with a `Finalizer`; its
-        // `run` pointer tells run records apart (all runs share one layout, so even a
-        // pointer merged with another type's `drop_run` means a run record), and the
-        // `TypeId` then says exactly whether it is a run of `T`.
+        // SAFETY: `run_type` is set only while the head is a run record of `T` (see
+        // `link_run`), and linked records are valid.
         unsafe {
-            let run = ptr::read(ptr::addr_of!((*head.as_ptr()).run));
-            let ours: unsafe fn(NonNull<Finalizer>) = drop_run::<T>;
-            if run as usize != ours as usize {
-                return None;
-            }
             let rec = head.cast::<RunFinalizer>().as_ptr();
-            if ptr::read(ptr::addr_of!((*rec).type_id)) != TypeId::of::<T>() {
-                return None;
-            }
             let len = ptr::read(ptr::addr_of!((*rec).len));
             let end = head.as_ptr().addr() + RunLayout::<T>::VALUE_OFFSET + len * size_of::<T>();
             (end == at).then_some(end)
         }
+    }
+
+    /// Links a run record of `T` written by [`write_run_record`]; its first value is
+    /// initialised.
+    ///
+    /// # Safety
+    /// As [`link`](Self::link), for a run record of `T`.
+    #[inline]
+    pub(crate) unsafe fn link_run<T: 'static>(&self, record: NonNull<u8>) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.link(record) };
+        self.run_type.set(Some(TypeId::of::<T>()));
     }
 
     /// Counts one more value in the newest record, a run of `T` (see `run_end`), whose
@@ -322,6 +329,7 @@ impl Chain {
         // SAFETY: per the caller, `rec` is a written record we may update.
         unsafe { ptr::addr_of_mut!((*rec.as_ptr()).next).write(self.head.get()) };
         self.head.set(Some(rec));
+        self.run_type.set(None);
         self.len.set(self.len.get() + 1);
     }
 
@@ -334,6 +342,7 @@ impl Chain {
         let Some(head) = self.head.take() else {
             return;
         };
+        self.run_type.set(None);
         let head = Some(head);
         self.len.set(0);
         // SAFETY: forwarded from the caller; the head was taken, so no record runs twice.

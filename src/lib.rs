@@ -79,9 +79,9 @@ mod sync;
 pub use dense::{DenseHandle, DensePool};
 pub use error::{AllocError, AllocErrorKind, AllocErrorWith, MAX_ERROR_NAME_LEN};
 pub use linear::{LinearAllocator, MAX_ALIGN};
+pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY};
 #[cfg(feature = "alloc")]
 pub use report::{MemoryMap, PoolReport, ScopeReport};
-pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY};
 pub use scope::{Scope, ScopeStack};
 #[cfg(feature = "std")]
 pub use scratch::{scratch, scratch_for, ScratchPads};

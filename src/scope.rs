@@ -739,7 +739,7 @@ impl<'s> ScopeStack<'s> {
         unsafe {
             let slot = finalizer::write_run_record::<T>(record);
             slot.as_ptr().write(value);
-            self.info.chain.link(record);
+            self.info.chain.link_run::<T>(record);
             Ok(&mut *slot.as_ptr())
         }
     }

@@ -46,7 +46,9 @@ fn report_lists_live_scopes_outermost_first() {
                 // Every scope row has a bar of the same width.
                 let bars: Vec<_> = text.lines().filter_map(|l| l.split('|').nth(1)).collect();
                 assert_eq!(bars.len(), 3);
-                assert!(bars.iter().all(|b| b.len() == bars[0].len() && b.contains('#')));
+                assert!(bars
+                    .iter()
+                    .all(|b| b.len() == bars[0].len() && b.contains('#')));
             });
         });
     });
@@ -123,7 +125,10 @@ fn exceeding_a_budget_panics_with_the_scope_and_budget() {
         })
     }));
     let msg = *r.unwrap_err().downcast::<String>().unwrap();
-    assert!(msg.contains("budget exceeded in scope \"audio\" (budget 64 bytes)"), "{msg}");
+    assert!(
+        msg.contains("budget exceeded in scope \"audio\" (budget 64 bytes)"),
+        "{msg}"
+    );
     // The budget was lifted again by the unwind.
     memory.scope("again", |s| {
         s.new_pod([0u8; 1000]);
@@ -144,7 +149,10 @@ fn out_of_memory_names_the_scope_that_holds_the_memory() {
                 assert_eq!(err.scope_name(), "frame");
                 assert_eq!(err.largest_scope(), Some(("level", 3000)));
                 let text = err.to_string();
-                assert!(text.contains("largest live scope: \"level\" holds 3000 bytes"), "{text}");
+                assert!(
+                    text.contains("largest live scope: \"level\" holds 3000 bytes"),
+                    "{text}"
+                );
                 // And the full map at that moment, from the scope.
                 let map = frame.report();
                 let biggest = map.scopes.iter().max_by_key(|s| s.own_bytes).unwrap();
@@ -157,7 +165,10 @@ fn out_of_memory_names_the_scope_that_holds_the_memory() {
 /// Loads a level, simulates frames, and records every scope's and allocation's offset.
 fn load_and_unload(memory: &mut LinearAllocator) -> Vec<(String, usize)> {
     fn record(log: &mut Vec<(String, usize)>, scope: &ScopeStack<'_>, what: &str, off: usize) {
-        log.push((format!("{}@{}:{what}", scope.name(), scope.start_offset()), off));
+        log.push((
+            format!("{}@{}:{what}", scope.name(), scope.start_offset()),
+            off,
+        ));
     }
     let mut log = Vec::new();
     memory.scope("systems", |systems| {
@@ -239,7 +250,11 @@ mod debug_fill {
         let bytes = &buf.0;
         for (i, b) in bytes[range.clone()].iter().enumerate() {
             // SAFETY: these bytes were written (7, then the RELEASED paint).
-            assert_eq!(unsafe { b.assume_init() }, RELEASED, "byte {i} of {range:?}");
+            assert_eq!(
+                unsafe { b.assume_init() },
+                RELEASED,
+                "byte {i} of {range:?}"
+            );
         }
         // The outer scope's u64 was released too.
         // SAFETY: as above.
@@ -254,7 +269,7 @@ mod debug_fill {
             v.extend([1u8; 16]);
             drop(v); // the last allocation: freed in place and painted
             let p = s.alloc_raw(16, 1); // lands on the same bytes, painted FRESH again
-            // SAFETY: 16 bytes just allocated.
+                                        // SAFETY: 16 bytes just allocated.
             let bytes = unsafe { core::slice::from_raw_parts(p.as_ptr(), 16) };
             assert!(bytes.iter().all(|&b| b == FRESH));
         });
@@ -268,19 +283,27 @@ fn pools_appear_under_their_scope_in_reports_and_pictures() {
         systems.scope("level", |level| {
             let enemies = level.new_pool::<[f32; 4]>(64);
             let sounds = level.new_pool::<String>(8);
-            let boxes: Vec<_> = (0..10).map(|i| enemies.insert([i as f32; 4]).unwrap()).collect();
+            let boxes: Vec<_> = (0..10)
+                .map(|i| enemies.insert([i as f32; 4]).unwrap())
+                .collect();
             let s = sounds.insert(String::from("boom")).unwrap();
             drop(boxes);
             let map = level.report();
             let pools = &map.scopes[1].pools;
             assert_eq!(pools.len(), 2);
-            assert_eq!((pools[0].type_name, pools[0].len, pools[0].capacity), ("[f32; 4]", 0, 64));
+            assert_eq!(
+                (pools[0].type_name, pools[0].len, pools[0].capacity),
+                ("[f32; 4]", 0, 64)
+            );
             assert_eq!(pools[0].high_water_len, 10);
             assert_eq!((pools[1].type_name, pools[1].len), ("String", 1));
             assert!(pools[0].offset >= map.scopes[1].start);
             assert!(pools[0].bytes >= 64 * 16);
             let text = map.to_string();
-            assert!(text.contains("Pool<[f32; 4]>") && text.contains("len 0/64 (high-water 10)"), "{text}");
+            assert!(
+                text.contains("Pool<[f32; 4]>") && text.contains("len 0/64 (high-water 10)"),
+                "{text}"
+            );
             let svg = map.to_svg();
             assert_eq!(svg.matches("class=\"pool\"").count(), 2);
             drop(s);
