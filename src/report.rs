@@ -156,14 +156,14 @@ impl LinearAllocator {
             let mut pools = Vec::new();
             let mut link = info.pools.get();
             while let Some(l) = link {
-                // SAFETY: pool links and their pools live in this scope's memory and stay
-                // valid while the scope is live (see `ScopeInfo::add_pool`).
+                // SAFETY: pool links live in this scope's memory and stay valid while the
+                // scope is live (see `ScopeInfo::add_pool`).
                 let l = unsafe { l.as_ref() };
-                // SAFETY: as above; `snapshot` was registered with this pool's type.
-                let p = unsafe { (l.snapshot)(l.pool) };
+                // SAFETY: as above; `snapshot` was registered with this link's pool.
+                let p = unsafe { (l.snapshot)(l) };
                 pools.push(PoolReport {
-                    kind: p.kind,
-                    type_name: short_type_name(p.type_name),
+                    kind: l.kind,
+                    type_name: short_type_name(l.type_name),
                     len: p.len,
                     capacity: p.capacity,
                     high_water_len: p.high_water_len,

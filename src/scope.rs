@@ -350,26 +350,15 @@ impl<'s> ScopeStack<'s> {
         self.info.chain.len()
     }
 
-    /// Registers a pool carved from this scope, for reports. Allocates a small link
-    /// record in the scope; if that fails, the pool simply goes unreported.
+    /// Registers a pool carved from this scope, for reports. Allocates the link record
+    /// in the scope; if that fails, the pool simply goes unreported.
     ///
     /// # Safety
-    /// `pool` points at a pool allocated in this scope that stays valid until the scope
-    /// ends, and `snapshot` reads that pool's real type.
+    /// `link.snapshot` may read `link.ptr` until the scope ends.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-    pub(crate) unsafe fn register_pool(
-        &self,
-        pool: NonNull<()>,
-        snapshot: unsafe fn(NonNull<()>) -> crate::scope_info::PoolSnapshot,
-    ) {
-        let link = crate::scope_info::PoolLink {
-            pool,
-            snapshot,
-            next: None,
-        };
+    pub(crate) unsafe fn register_pool(&self, link: crate::scope_info::PoolLink) {
         if let Ok(l) = self.try_new_pod(link) {
-            // SAFETY: the link lives in this scope's memory; the caller vouches for the
-            // pool.
+            // SAFETY: the link lives in this scope's memory; the caller vouches for it.
             unsafe { self.info.add_pool(NonNull::from(l)) };
         }
     }

@@ -79,10 +79,6 @@ impl ScopeInfo {
 /// What a pool tells the report about itself.
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 pub(crate) struct PoolSnapshot {
-    /// `"Pool"` or `"DensePool"`.
-    pub(crate) kind: &'static str,
-    /// The element type's name.
-    pub(crate) type_name: &'static str,
     /// Live objects now.
     pub(crate) len: usize,
     /// Slots in all.
@@ -96,13 +92,24 @@ pub(crate) struct PoolSnapshot {
 }
 
 /// A node in a scope's list of pools, stored in scope memory next to the pool.
+///
+/// It holds copies of what a report needs plus a pointer into the pool's side tables,
+/// never a pointer to the pool object itself: the caller may hold `&mut` to that object
+/// while a report is taken, and reading it then would break Rust's aliasing rules.
 #[derive(Clone, Copy)]
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 pub(crate) struct PoolLink {
-    /// The pool object (type-erased), valid while the owning scope is live.
-    pub(crate) pool: NonNull<()>,
-    /// Reads the pool's statistics; knows the pool's real type.
-    pub(crate) snapshot: unsafe fn(NonNull<()>) -> PoolSnapshot,
+    /// Pool-defined: memory the pool shares with the report (scope memory that the pool
+    /// itself only reaches through raw pointers).
+    pub(crate) ptr: NonNull<u8>,
+    /// Pool-defined words (sizes, counts).
+    pub(crate) words: [usize; 4],
+    /// `"Pool"` or `"DensePool"`.
+    pub(crate) kind: &'static str,
+    /// The element type's name.
+    pub(crate) type_name: &'static str,
+    /// Computes the statistics from this link.
+    pub(crate) snapshot: unsafe fn(&PoolLink) -> PoolSnapshot,
     /// The pool registered before this one.
     pub(crate) next: Option<NonNull<PoolLink>>,
 }

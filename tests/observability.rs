@@ -307,6 +307,14 @@ fn pools_appear_under_their_scope_in_reports_and_pictures() {
             let svg = map.to_svg();
             assert_eq!(svg.matches("class=\"pool\"").count(), 2);
             drop(s);
+            // Reports never read the pool objects themselves, so taking one while the
+            // caller uses `&mut Pool` is fine (Miri checks the aliasing here).
+            let h = sounds.insert(String::from("zap")).unwrap().into_handle();
+            let during = level.report();
+            assert_eq!(during.scopes[1].pools[1].len, 1);
+            assert_eq!(sounds.remove(h).as_deref(), Some("zap"));
+            assert_eq!(level.report().scopes[1].pools[1].len, 0);
+            sounds.get_mut(h);
         });
         assert!(systems.report().scopes[0].pools.is_empty());
     });

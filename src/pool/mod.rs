@@ -223,6 +223,37 @@ unsafe impl<T: Send> Send for Core<T> {}
 // `T: Send + Sync`. All shared bookkeeping is atomic.
 unsafe impl<T: Send + Sync> Sync for Core<T> {}
 
+/// The stamp of slot `index` in a stamps array of at least `index + 1` elements.
+#[inline(always)]
+fn stamp_at<'a>(stamps: NonNull<AtomicU32>, index: u32) -> &'a AtomicU32 {
+    // SAFETY: callers pass an index below the array's capacity; the array lives in scope
+    // memory for as long as the pool (and any report link to it) exists.
+    unsafe { stamps.add(index as usize).as_ref() }
+}
+
+/// See [`Core::used_prefix`]: works on the stamps array alone, so reports can read it
+/// without touching the pool object (which the user may hold `&mut` to).
+fn used_prefix(stamps: NonNull<AtomicU32>, capacity: u32, fresh_stamp: u32) -> u32 {
+    let (mut lo, mut hi) = (0, capacity);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        // Relaxed: a snapshot; nothing is read through it.
+        if stamp_at(stamps, mid).load(Ordering::Relaxed) == fresh_stamp {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
+}
+
+/// See [`Core::live_count`]; like [`used_prefix`], it reads only the stamps.
+fn live_count(stamps: NonNull<AtomicU32>, capacity: u32, fresh_stamp: u32) -> usize {
+    (0..used_prefix(stamps, capacity, fresh_stamp))
+        .filter(|&i| stamp_at(stamps, i).load(Ordering::Relaxed) & STATE_MASK != FREE)
+        .count()
+}
+
 impl<T> Core<T> {
     #[inline(always)]
     fn stamp(&self, index: u32) -> &AtomicU32 {
@@ -359,24 +390,12 @@ impl<T> Core<T> {
     /// finds the boundary. (A slot refilled exactly 2^30 times and free at that moment
     /// looks fresh again; the count is then low.)
     fn used_prefix(&self) -> u32 {
-        let (mut lo, mut hi) = (0, self.capacity);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            // Relaxed: a snapshot; nothing is read through it.
-            if self.stamp(mid).load(Ordering::Relaxed) == self.fresh_stamp {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        lo
+        used_prefix(self.stamps, self.capacity, self.fresh_stamp)
     }
 
     /// Slots in `0..used_prefix()` that hold an object now.
     fn live_count(&self) -> usize {
-        (0..self.used_prefix())
-            .filter(|&i| self.stamp(i).load(Ordering::Relaxed) & STATE_MASK != FREE)
-            .count()
+        live_count(self.stamps, self.capacity, self.fresh_stamp)
     }
 
     /// Drops every object in slots `from..capacity`. If a destructor panics, the rest
@@ -594,9 +613,26 @@ impl<'s> ScopeStack<'s> {
         // destructor follows no borrow of it.
         match unsafe { self.try_new_object_unchecked(pool) } {
             Ok(p) => {
-                // SAFETY: the pool lives in this scope until it ends, and
-                // `pool_snapshot::<T>` reads it as the `Pool<'_, T>` it is.
-                unsafe { self.register_pool(NonNull::from(&*p).cast(), pool_snapshot::<T>) };
+                // Register with the scope for reports. The link copies what a report needs
+                // (the stamps array lives in scope memory, apart from the pool object), so a
+                // report never reads the pool object the caller holds `&mut` to.
+                let core = &p.core;
+                let link = crate::scope_info::PoolLink {
+                    ptr: core.stamps.cast(),
+                    words: [
+                        core.values.as_ptr().addr(),
+                        capacity * (size_of::<Slot<T>>() + 2 * size_of::<AtomicU32>()),
+                        core.capacity as usize,
+                        core.fresh_stamp as usize,
+                    ],
+                    kind: "Pool",
+                    type_name: core::any::type_name::<T>(),
+                    snapshot: pool_snapshot,
+                    next: None,
+                };
+                // SAFETY: `pool_snapshot` reads only the stamps array, which stays valid
+                // until this scope ends.
+                unsafe { self.register_pool(link) };
                 Ok(p)
             }
             Err(e) => Err(e.error),
@@ -607,21 +643,16 @@ impl<'s> ScopeStack<'s> {
 /// Reads a registered pool's statistics for a memory map report.
 ///
 /// # Safety
-/// `pool` points at a live `Pool<'_, T>`.
-unsafe fn pool_snapshot<T>(pool: NonNull<()>) -> crate::scope_info::PoolSnapshot {
-    // SAFETY: per the caller; only `&self` statistics are read (lifetimes do not matter
-    // for them).
-    let pool = unsafe { pool.cast::<Pool<'static, T>>().as_ref() };
-    let start = pool.core.values.as_ptr().addr();
-    let cap = pool.core.capacity as usize;
-    let bytes = cap * (size_of::<Slot<T>>() + 2 * size_of::<AtomicU32>());
+/// `link` was filled in by `try_new_pool`, and its pool's scope is live.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+unsafe fn pool_snapshot(link: &crate::scope_info::PoolLink) -> crate::scope_info::PoolSnapshot {
+    let [addr, bytes, capacity, fresh] = link.words;
+    let stamps = link.ptr.cast::<AtomicU32>();
     crate::scope_info::PoolSnapshot {
-        kind: "Pool",
-        type_name: core::any::type_name::<T>(),
-        len: pool.len(),
-        capacity: cap,
-        high_water_len: pool.high_water_len(),
-        addr: start,
+        len: live_count(stamps, capacity as u32, fresh as u32),
+        capacity,
+        high_water_len: used_prefix(stamps, capacity as u32, fresh as u32) as usize,
+        addr,
         bytes,
     }
 }
