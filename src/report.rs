@@ -104,7 +104,7 @@ pub struct ScopeReport {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PoolReport {
-    /// `"Pool"` or `"DensePool"`.
+    /// The pool type: `"Pool"` (the concurrent pool; `DensePool`s are not listed yet).
     pub kind: &'static str,
     /// The element type, without its module path.
     pub type_name: &'static str,
