@@ -48,7 +48,6 @@ impl MemoryMap {
     ///     let svg = systems.report().to_svg();
     ///     assert!(svg.starts_with("<svg"));
     ///     assert!(svg.contains(">systems<"));
-    ///     std::fs::write(std::env::temp_dir().join("scope-stack-doc.svg"), svg).unwrap();
     /// });
     /// ```
     pub fn to_svg(&self) -> String {
