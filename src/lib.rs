@@ -72,6 +72,7 @@ mod scope_info;
 pub mod scratch;
 #[cfg(feature = "std")]
 mod scratch_pads;
+pub mod store;
 #[cfg(feature = "alloc")]
 mod svg;
 mod sync;
@@ -85,6 +86,7 @@ pub use report::{MemoryMap, PoolReport, ScopeReport};
 pub use scope::{Scope, ScopeStack};
 #[cfg(feature = "std")]
 pub use scratch::{scratch, scratch_for, ScratchPads};
+pub use store::{Draft, Pinned, Store};
 
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]

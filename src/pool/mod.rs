@@ -665,6 +665,46 @@ fn pool_fail(e: AllocError) -> ! {
 }
 
 impl<'s, T> Pool<'s, T> {
+    /// Crate-internal: the object in slot `index`, by index alone (no handle check).
+    /// The versioned store keeps its versions as leaked boxes (see
+    /// [`PoolBox::leak_to_slot_index`]) and reaches them this way.
+    ///
+    /// # Safety
+    /// Slot `index` holds a live object that nobody mutates, and it is not dropped or
+    /// freed while the returned reference lives. Its contents were made visible to this
+    /// thread by a happens-before edge (for example an Acquire load of a word that
+    /// the writer published with Release after filling the object).
+    #[inline(always)]
+    pub(crate) unsafe fn slot_ref(&self, index: u32) -> &T {
+        // SAFETY: per the caller; `slot` checks the bound in debug builds, and callers
+        // only pass indices that came from `leak_to_slot_index` of this pool.
+        unsafe { &*self.core.value_ptr(index) }
+    }
+
+    /// Crate-internal: drops the object in slot `index` and frees the slot, from `&self`.
+    /// The counterpart of [`PoolBox::leak_to_slot_index`].
+    ///
+    /// # Safety
+    /// The slot holds a live object whose box was given up with `leak_to_slot_index`, no
+    /// reference to it is alive or will be used again, and this is called once per
+    /// `leak_to_slot_index`.
+    pub(crate) unsafe fn free_index(&self, index: u32) {
+        // SAFETY: per the caller the leaked box's ownership passes to us; the object is
+        // live and dropped exactly once here.
+        unsafe { self.core.drop_and_release(index) }
+    }
+
+    /// Crate-internal: the slot index of a box's object (an associated function, like
+    /// [`PoolBox::leak_to_slot_index`]).
+    pub(crate) fn slot_index_of(b: &PoolBox<'_, T>) -> u32 {
+        b.index
+    }
+
+    /// Crate-internal: `true` when `b` is a box of this pool.
+    pub(crate) fn owns_box(&self, b: &PoolBox<'_, T>) -> bool {
+        ptr::eq(b.core.as_ptr(), &self.core)
+    }
+
     /// An upper bound of the bytes [`ScopeStack::new_pool`] takes from the scope for
     /// `capacity` slots: the arrays, the pool object and its finalizer record, and the
     /// worst-case alignment padding of each. `None` if it overflows.
@@ -1030,6 +1070,18 @@ impl<'a, T> PoolBox<'a, T> {
         // everything written to the object through the box.
         stamp.store(pooled, Ordering::Release);
         Handle::new(index, core.tag, pooled)
+    }
+
+    /// Crate-internal (an associated function, not a method, so that it never shadows a
+    /// method of `T` reached through `Deref`): gives up the box but leaves the object
+    /// alive in its slot (still in the boxed state, so handles never reach it) and
+    /// returns the slot index. The object is then owned by whoever keeps the index: it is read with
+    /// [`Pool::slot_ref`] and freed with [`Pool::free_index`], or, if never freed,
+    /// dropped with the pool (the pool drops every occupied slot).
+    pub(crate) fn leak_to_slot_index(this: Self) -> u32 {
+        let index = this.index;
+        mem::forget(this);
+        index
     }
 
     /// Moves the object out and frees its slot.

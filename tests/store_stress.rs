@@ -1,0 +1,183 @@
+//! Stress: two threads edit objects whose fields must always sum to 100 while other
+//! threads read them, frame after frame. Readers must never see a broken invariant,
+//! and once the last frame ends no version may be left over.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use scope_stack::store::Id;
+use scope_stack::{LinearAllocator, Store};
+
+#[derive(Clone, Debug)]
+struct Account {
+    a: i64,
+    b: i64,
+    /// Counts live versions, to detect leaks.
+    _token: Token,
+}
+
+#[derive(Debug)]
+struct Token(Arc<AtomicUsize>);
+
+impl Token {
+    fn new(live: &Arc<AtomicUsize>) -> Token {
+        live.fetch_add(1, Ordering::Relaxed);
+        Token(live.clone())
+    }
+}
+
+impl Clone for Token {
+    fn clone(&self) -> Token {
+        Token::new(&self.0)
+    }
+}
+
+impl Drop for Token {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+const OBJECTS: usize = 64;
+const FRAMES: usize = 200;
+const EDITS_PER_FRAME: usize = 100;
+
+#[test]
+fn invariant_holds_and_nothing_leaks() {
+    let live = Arc::new(AtomicUsize::new(0));
+    // Each frame: two writers make at most EDITS_PER_FRAME commits each (retired until
+    // the frame ends), plus the live objects and one draft per writer.
+    let max_versions = OBJECTS + 2 * EDITS_PER_FRAME + 2 + 16;
+    let need = Store::<Account>::memory_needed(OBJECTS, max_versions).unwrap();
+    let mut memory = LinearAllocator::with_capacity(need).unwrap();
+    let (commits, conflicts, reads) = memory.scope("truth", |scope| {
+        let store = scope.new_store::<Account>(OBJECTS, max_versions);
+        let ids: Vec<Id> = (0..OBJECTS)
+            .map(|i| {
+                store
+                    .create(Account {
+                        a: i as i64,
+                        b: 100 - i as i64,
+                        _token: Token::new(&live),
+                    })
+                    .unwrap()
+            })
+            .collect();
+        let (mut commits, mut conflicts, mut reads) = (0u64, 0u64, 0u64);
+        for frame in 0..FRAMES {
+            let shared = &*store;
+            let ids = &ids;
+            std::thread::scope(|s| {
+                let writers: Vec<_> = (0..2)
+                    .map(|w| {
+                        s.spawn(move || {
+                            let (mut ok, mut lost) = (0u64, 0u64);
+                            for e in 0..EDITS_PER_FRAME {
+                                // Both writers edit the same few objects, so try_commit loses often.
+                                let id = ids[(e / 2 + w + frame) % 4];
+                                let mut d = shared.write(id).expect("room for a draft");
+                                let shift = (e as i64 % 13) - 6;
+                                d.a += shift;
+                                d.b -= shift;
+                                // Half the edits use try_commit, half commit.
+                                if e % 2 == 0 {
+                                    shared.commit(d).unwrap();
+                                    ok += 1;
+                                } else if shared.try_commit(d).is_ok() {
+                                    ok += 1;
+                                } else {
+                                    lost += 1;
+                                }
+                            }
+                            (ok, lost)
+                        })
+                    })
+                    .collect();
+                let readers: Vec<_> = (0..2)
+                    .map(|r| {
+                        s.spawn(move || {
+                            let mut n = 0u64;
+                            for pass in 0..20 {
+                                for (i, id) in ids.iter().enumerate() {
+                                    if (i + pass + r) % 3 == 0 {
+                                        continue;
+                                    }
+                                    let acc = shared.read(*id).expect("live object");
+                                    assert_eq!(acc.a + acc.b, 100, "broken invariant");
+                                    n += 1;
+                                }
+                            }
+                            n
+                        })
+                    })
+                    .collect();
+                for w in writers {
+                    let (ok, lost) = w.join().unwrap();
+                    commits += ok;
+                    conflicts += lost;
+                }
+                for r in readers {
+                    reads += r.join().unwrap();
+                }
+            });
+            store.end_frame();
+            // Only the live objects remain, whatever the frame did.
+            assert_eq!(store.versions_in_use(), OBJECTS, "frame {frame}");
+            assert_eq!(live.load(Ordering::Relaxed), OBJECTS, "frame {frame}");
+        }
+        for id in &ids {
+            let acc = store.read(*id).unwrap();
+            assert_eq!(acc.a + acc.b, 100);
+            assert!(store.destroy(*id));
+        }
+        store.end_frame();
+        assert_eq!(store.versions_in_use(), 0);
+        (commits, conflicts, reads)
+    });
+    assert_eq!(live.load(Ordering::Relaxed), 0, "a version leaked");
+    assert_eq!(
+        commits + conflicts,
+        (FRAMES * 2 * EDITS_PER_FRAME) as u64,
+        "every edit either committed or lost"
+    );
+    assert!(reads > 0);
+    assert!(
+        conflicts > 0,
+        "the writers never raced: the test did not test try_commit"
+    );
+    println!("commits {commits}, conflicts {conflicts}, reads {reads}");
+}
+
+#[test]
+fn creators_racing_over_fresh_blocks_get_distinct_ids() {
+    // Four threads create objects at once, so several may reach a new block of the
+    // table together: exactly one fills it, the others wait, no id is handed out twice.
+    const PER: usize = 3000;
+    let need = Store::<u64>::memory_needed(4 * PER, 4 * PER).unwrap();
+    let mut memory = LinearAllocator::with_capacity(need).unwrap();
+    memory.scope("s", |s| {
+        let store = &*s.new_store::<u64>(4 * PER, 4 * PER);
+        let all: Vec<(Id, u64)> = std::thread::scope(|threads| {
+            let hs: Vec<_> = (0..4u64)
+                .map(|t| {
+                    threads.spawn(move || {
+                        (0..PER as u64)
+                            .map(|i| {
+                                let v = t << 32 | i;
+                                (store.create(v).unwrap(), v)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            hs.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        });
+        let mut indices: Vec<u32> = all.iter().map(|(id, _)| id.index()).collect();
+        indices.sort_unstable();
+        indices.dedup();
+        assert_eq!(indices.len(), 4 * PER);
+        for (id, v) in all {
+            assert_eq!(store.read(id), Some(&v));
+        }
+    });
+}
