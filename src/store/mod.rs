@@ -101,7 +101,7 @@
 //!
 //! Everything is carved from the scope when the store is made, and the global heap is
 //! never used afterwards:
-//! - versions live in a [`Pool`](crate::Pool) of `max_versions` slots, each a `T` plus
+//! - versions live in a [`Pool`] of `max_versions` slots, each a `T` plus
 //!   two 4-byte words (a pin count and a garbage link) plus the pool's 8 bytes;
 //! - the ID table is a top-level array of one pointer per block and the blocks
 //!   themselves: 1024 objects per block, 12 bytes per object (entry word and link).
