@@ -123,7 +123,9 @@
 //! - Every version is retired at most once: only the thread whose compare-exchange
 //!   took it out of its entry retires it.
 //! - Entry words are published with Release after the version is filled and read
-//!   with Acquire, so a reader sees the whole version.
+//!   with Acquire, so a reader sees the whole version. The exchanges that replace a
+//!   word also acquire, because the winner goes on to touch the replaced version
+//!   (to retire it).
 //!
 //! Object indices of destroyed objects are reused after `end_frame`, with the next
 //! generation: a stale [`Id`] finds nothing (the generation is 32 bits; only after
@@ -573,12 +575,15 @@ impl<'s, T: Clone + 'static> Store<'s, T> {
         let new = self.check_draft(&draft);
         let mut expected = draft.base;
         loop {
-            // Release on success: readers that load the new word (Acquire) see the
-            // draft's contents. Relaxed on failure: the word seen is only compared.
+            // Success: Release, so readers that load the new word (Acquire) see the
+            // draft's contents; and Acquire, because we then retire the version we
+            // replaced, which makes a `&Version` to it: the thread that filled it must
+            // happen-before that. Failure: Relaxed, the word seen is only compared (if
+            // we adopt it, the successful exchange reads it again with Acquire).
             match draft.entry.compare_exchange_weak(
                 expected,
                 new,
-                Ordering::Release,
+                Ordering::AcqRel,
                 Ordering::Relaxed,
             ) {
                 Ok(_) => {
@@ -622,7 +627,7 @@ impl<'s, T: Clone + 'static> Store<'s, T> {
         // Orderings: as in `commit`.
         match draft
             .entry
-            .compare_exchange(draft.base, new, Ordering::Release, Ordering::Relaxed)
+            .compare_exchange(draft.base, new, Ordering::AcqRel, Ordering::Relaxed)
         {
             Ok(_) => {
                 let base = draft.base;
@@ -651,8 +656,8 @@ impl<'s, T: Clone + 'static> Store<'s, T> {
         self.retire_version(table::version(old), index);
     }
 
-    /// Puts version `v` (just unlinked from its entry by this thread) on this thread's
-    /// garbage list.
+    /// Puts version `v` (just unlinked from its entry by this thread, with an Acquire
+    /// exchange, so its contents happen-before us) on this thread's garbage list.
     fn retire_version(&self, v: u32, hint: u32) {
         // SAFETY: `v` was named by the entry word our exchange replaced, so it is live
         // until `end_frame`, which cannot run during this `&self` borrow.
@@ -683,9 +688,11 @@ impl<'s, T: Clone + 'static> Store<'s, T> {
         };
         let dead = table::pack(id.generation().wrapping_add(1), NONE);
         loop {
-            // Relaxed: a dead word publishes nothing (readers of it return `None`), and
-            // what we read of the old version (its garbage link) is ours alone.
-            match entry.compare_exchange_weak(word, dead, Ordering::Relaxed, Ordering::Relaxed) {
+            // Success: Acquire, because we then retire the version we replaced, which
+            // makes a `&Version` to it (its filler must happen-before that); nothing
+            // to release, as a dead word publishes nothing. Failure: Relaxed, as in
+            // `commit`.
+            match entry.compare_exchange_weak(word, dead, Ordering::Acquire, Ordering::Relaxed) {
                 Ok(_) => break,
                 Err(seen) => {
                     if table::generation(seen) != id.generation() || table::version(seen) == NONE {
