@@ -107,7 +107,6 @@
 //! `T: 'static` is required because the pool's destructor runs from the type-erased
 //! finalizer chain (see [`crate::rules`], rule 4).
 
-use core::alloc::Layout;
 use core::fmt;
 use core::hash::{Hash, Hasher};
 use core::iter::FusedIterator;
@@ -116,7 +115,7 @@ use core::mem::{self, align_of, size_of, MaybeUninit};
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use crate::error::{AllocError, AllocErrorKind};
+use crate::error::AllocError;
 use crate::finalizer::ObjectLayout;
 use crate::scope::ScopeStack;
 
@@ -367,10 +366,10 @@ impl<'s> ScopeStack<'s> {
     /// Carves a [`DensePool`] out of this scope, or says why it cannot.
     ///
     /// # Errors
-    /// - [`AllocErrorKind::InvalidCapacity`] for a capacity of 0;
-    /// - [`AllocErrorKind::TooManySlots`] above 2^24 slots (the handle's index width);
-    /// - [`AllocErrorKind::CapacityOverflow`] when the arrays' size overflows;
-    /// - [`AllocErrorKind::OutOfMemory`] when the scope has no room. Arrays already
+    /// - [`AllocErrorKind::InvalidCapacity`](crate::AllocErrorKind::InvalidCapacity) for a capacity of 0;
+    /// - [`AllocErrorKind::TooManySlots`](crate::AllocErrorKind::TooManySlots) above 2^24 slots (the handle's index width);
+    /// - [`AllocErrorKind::CapacityOverflow`](crate::AllocErrorKind::CapacityOverflow) when the arrays' size overflows;
+    /// - [`AllocErrorKind::OutOfMemory`](crate::AllocErrorKind::OutOfMemory) when the scope has no room. Arrays already
     ///   carved stay taken until the scope unwinds.
     ///
     /// ```
@@ -390,35 +389,9 @@ impl<'s> ScopeStack<'s> {
         &self,
         capacity: usize,
     ) -> Result<&'s mut DensePool<'s, T>, AllocError> {
-        let error = |kind, size, align| {
-            AllocError::in_scope(
-                kind,
-                size,
-                align,
-                self.allocator().remaining_to_limit(),
-                self.allocator().capacity(),
-                self.name(),
-            )
-        };
-        if capacity == 0 {
-            return Err(error(AllocErrorKind::InvalidCapacity, 0, align_of::<T>()));
-        }
-        if capacity > MAX_CAPACITY {
-            let bytes = capacity.saturating_mul(size_of::<T>() + 12);
-            return Err(error(AllocErrorKind::TooManySlots, bytes, align_of::<T>()));
-        }
-        let overflow = || {
-            error(
-                AllocErrorKind::CapacityOverflow,
-                usize::MAX,
-                align_of::<T>(),
-            )
-        };
-        let slots_layout = Layout::array::<Slot<T>>(capacity).map_err(|_| overflow())?;
-        let roster_layout = Layout::array::<u32>(capacity).map_err(|_| overflow())?;
-
-        let slots = self.try_alloc_layout(slots_layout)?.cast::<Slot<T>>();
-        let roster = self.try_alloc_layout(roster_layout)?.cast::<u32>();
+        self.check_pool_capacity::<T>(capacity, MAX_CAPACITY, size_of::<T>() + 12)?;
+        let slots = self.try_alloc_array_uninit::<Slot<T>>(capacity)?;
+        let roster = self.try_alloc_array_uninit::<u32>(capacity)?;
 
         let id = DENSE_POOL_IDS.fetch_add(1, Ordering::Relaxed);
         // Even (free) starting generations, different for every pool, so pools that

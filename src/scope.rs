@@ -350,6 +350,36 @@ impl<'s> ScopeStack<'s> {
         self.info.chain.len()
     }
 
+    /// Checks a pool's slot count: not 0 and at most `max` (the index width). `per_slot`
+    /// is the pool's bytes per slot, for the error's size.
+    pub(crate) fn check_pool_capacity<T>(
+        &self,
+        capacity: usize,
+        max: usize,
+        per_slot: usize,
+    ) -> Result<(), AllocError> {
+        if capacity == 0 {
+            return Err(self.error(AllocErrorKind::InvalidCapacity, 0, align_of::<T>()));
+        }
+        if capacity > max {
+            let bytes = capacity.saturating_mul(per_slot);
+            return Err(self.error(AllocErrorKind::TooManySlots, bytes, align_of::<T>()));
+        }
+        Ok(())
+    }
+
+    /// Carves uninitialised room for `len` `E`s (a pool's side table or slot array).
+    pub(crate) fn try_alloc_array_uninit<E>(&self, len: usize) -> Result<NonNull<E>, AllocError> {
+        let layout = Layout::array::<E>(len).map_err(|_| {
+            self.error(
+                AllocErrorKind::CapacityOverflow,
+                usize::MAX,
+                align_of::<E>(),
+            )
+        })?;
+        Ok(self.try_alloc_layout(layout)?.cast::<E>())
+    }
+
     /// Registers a pool carved from this scope, for reports. Allocates the link record
     /// in the scope; if that fails, the pool simply goes unreported.
     ///

@@ -153,7 +153,6 @@
 mod free_list;
 mod handle;
 
-use core::alloc::Layout;
 use core::fmt;
 use core::marker::PhantomData;
 use core::mem::{self, align_of, size_of, MaybeUninit};
@@ -161,7 +160,7 @@ use core::ptr::{self, NonNull};
 
 use crossbeam_utils::CachePadded;
 
-use crate::error::{AllocError, AllocErrorKind};
+use crate::error::AllocError;
 use crate::finalizer::ObjectLayout;
 use crate::scope::ScopeStack;
 use crate::sync::{AtomicU32, Ordering, UnsafeCell};
@@ -521,10 +520,10 @@ impl<'s> ScopeStack<'s> {
     /// Carves a [`Pool`] out of this scope, or says why it cannot.
     ///
     /// # Errors
-    /// - [`AllocErrorKind::InvalidCapacity`] for a capacity of 0;
-    /// - [`AllocErrorKind::TooManySlots`] above [`MAX_POOL_CAPACITY`];
-    /// - [`AllocErrorKind::CapacityOverflow`] when the arrays' size overflows;
-    /// - [`AllocErrorKind::OutOfMemory`] when the scope has no room (memory already
+    /// - [`AllocErrorKind::InvalidCapacity`](crate::AllocErrorKind::InvalidCapacity) for a capacity of 0;
+    /// - [`AllocErrorKind::TooManySlots`](crate::AllocErrorKind::TooManySlots) above [`MAX_POOL_CAPACITY`];
+    /// - [`AllocErrorKind::CapacityOverflow`](crate::AllocErrorKind::CapacityOverflow) when the arrays' size overflows;
+    /// - [`AllocErrorKind::OutOfMemory`](crate::AllocErrorKind::OutOfMemory) when the scope has no room (memory already
     ///   taken for the arrays stays taken until the scope unwinds).
     ///
     /// ```
@@ -544,36 +543,10 @@ impl<'s> ScopeStack<'s> {
         &self,
         capacity: usize,
     ) -> Result<&'s mut Pool<'s, T>, AllocError> {
-        let error = |kind, size, align| {
-            AllocError::in_scope(
-                kind,
-                size,
-                align,
-                self.allocator().remaining_to_limit(),
-                self.allocator().capacity(),
-                self.name(),
-            )
-        };
-        if capacity == 0 {
-            return Err(error(AllocErrorKind::InvalidCapacity, 0, align_of::<T>()));
-        }
-        if capacity > MAX_POOL_CAPACITY {
-            let bytes = capacity.saturating_mul(size_of::<T>() + 8);
-            return Err(error(AllocErrorKind::TooManySlots, bytes, align_of::<T>()));
-        }
-        let overflow = || {
-            error(
-                AllocErrorKind::CapacityOverflow,
-                usize::MAX,
-                align_of::<T>(),
-            )
-        };
-        let values_layout = Layout::array::<Slot<T>>(capacity).map_err(|_| overflow())?;
-        let links_layout = Layout::array::<AtomicU32>(capacity).map_err(|_| overflow())?;
-
-        let values = self.try_alloc_layout(values_layout)?.cast::<Slot<T>>();
-        let stamps = self.try_alloc_layout(links_layout)?.cast::<AtomicU32>();
-        let links = self.try_alloc_layout(links_layout)?.cast::<AtomicU32>();
+        self.check_pool_capacity::<T>(capacity, MAX_POOL_CAPACITY, size_of::<T>() + 8)?;
+        let values = self.try_alloc_array_uninit::<Slot<T>>(capacity)?;
+        let stamps = self.try_alloc_array_uninit::<AtomicU32>(capacity)?;
+        let links = self.try_alloc_array_uninit::<AtomicU32>(capacity)?;
 
         let id = POOL_IDS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
         // A per-pool starting generation, so handles of pools that share a tag rarely
