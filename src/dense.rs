@@ -422,11 +422,9 @@ impl<'s> ScopeStack<'s> {
             // SAFETY: `i < capacity`; every slot is free.
             unsafe { pool.poison(i) };
         }
-        // SAFETY: the drop contract of `new_object_unchecked`. The pool's destructor
-        // drops its `T`s (`'static`: they borrow nothing that could be gone) and reads its
-        // own arrays, which were allocated in this scope before the pool's record; a
-        // scope runs all finalizers before it rewinds, so they are valid then. `'s` is a
-        // marker the destructor never follows.
+        // SAFETY: `new_object_unchecked`'s drop contract: the destructor drops `'static`
+        // `T`s and reads the pool's own arrays, carved in this scope before its record and
+        // valid until the rewind, which follows all finalizers. `'s` is only a marker.
         match unsafe { self.try_new_object_unchecked(pool) } {
             Ok(p) => Ok(p),
             Err(e) => Err(e.error),

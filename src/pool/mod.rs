@@ -578,12 +578,9 @@ impl<'s> ScopeStack<'s> {
             },
             _scope: PhantomData,
         };
-        // SAFETY: the drop contract of `new_object_unchecked`: the pool's destructor
-        // drops its `T`s (which are `'static`, so they borrow nothing that could be
-        // gone) and reads its own arrays. The arrays were allocated in this scope
-        // before the pool's record, and a scope runs all finalizers before it rewinds,
-        // so they are still valid then. `'s` in `Pool<'s, T>` is a marker; the
-        // destructor follows no borrow of it.
+        // SAFETY: `new_object_unchecked`'s drop contract: the destructor drops `'static`
+        // `T`s and reads the pool's own arrays, carved in this scope before its record and
+        // valid until the rewind, which follows all finalizers. `'s` is only a marker.
         match unsafe { self.try_new_object_unchecked(pool) } {
             Ok(p) => {
                 // Register with the scope for reports. The link copies what a report needs
