@@ -728,16 +728,15 @@ impl<'s, T: Clone + 'static> Store<'s, T> {
     ///     let store = level.new_store::<String>(16, 32);
     ///     let id = store.create("v1".to_string()).unwrap();
     ///     let pinned = store.pin(id).unwrap();
-    ///     std::thread::scope(|s| {
-    ///         let background = s.spawn(move || pinned.len()); // reads across frames
-    ///         for frame in 2..5 {
-    ///             let mut d = store.write(id).unwrap();
-    ///             *d = format!("v{frame}");
-    ///             store.commit(d).ok().unwrap();
-    ///             store.end_frame(); // "v1" stays alive: it is pinned
-    ///         }
-    ///         assert_eq!(background.join().unwrap(), 2);
-    ///     });
+    ///     for frame in 2..5 {
+    ///         let mut d = store.write(id).unwrap();
+    ///         *d = format!("v{frame}");
+    ///         store.commit(d).ok().unwrap();
+    ///         store.end_frame(); // "v1" stays alive: it is pinned
+    ///     }
+    ///     // A background reader uses the pin across those frames, then drops it.
+    ///     let len = std::thread::scope(|s| s.spawn(move || pinned.len()).join().unwrap());
+    ///     assert_eq!(len, 2);
     ///     assert_eq!(store.end_frame(), 1); // the pin is gone: "v1" is freed now
     /// });
     /// ```
