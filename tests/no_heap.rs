@@ -4,57 +4,14 @@
 //! switched on (counter and switch are thread-local). The whole workload (scopes, objects, slices, text, collections) runs in
 //! that window, and the count must stay at zero.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::collections::hash_map::DefaultHasher;
 use std::hash::BuildHasherDefault;
 
 use scope_stack::LinearAllocator;
 
-struct Counting;
-
-thread_local! {
-    // Per thread, so tests running in parallel do not see each other's calls.
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static HEAP_CALLS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note() {
-    if COUNTING.with(Cell::get) {
-        HEAP_CALLS.with(|n| n.set(n.get() + 1));
-    }
-}
-
-// SAFETY: forwards to the system allocator; counting has no effect on the memory.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: forwarded contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        note();
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        // SAFETY: forwarded contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Runs `f` and returns how many global-heap calls it made on this thread.
-fn heap_calls_during(f: impl FnOnce()) -> usize {
-    let before = HEAP_CALLS.with(Cell::get);
-    COUNTING.with(|c| c.set(true));
-    f();
-    COUNTING.with(|c| c.set(false));
-    HEAP_CALLS.with(Cell::get) - before
-}
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::heap_calls_during;
 
 /// A type that needs drop but owns no heap memory.
 struct Handle(u32);

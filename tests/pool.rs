@@ -3,8 +3,6 @@
 //! Runs under Miri too (`cargo +nightly miri test --test pool`); the thread tests scale
 //! their loops down there.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -12,50 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use scope_stack::{AllocErrorKind, Handle, LinearAllocator, Pool, MAX_POOL_CAPACITY};
 
-// ----- a thread-local counting allocator, for the no-heap test -----
-
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static HEAP_CALLS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note() {
-    if COUNTING.with(Cell::get) {
-        HEAP_CALLS.with(|n| n.set(n.get() + 1));
-    }
-}
-
-// SAFETY: forwards to the system allocator; counting has no effect on the memory.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: forwarded contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        note();
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        // SAFETY: forwarded contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-fn heap_calls_during(f: impl FnOnce()) -> usize {
-    let before = HEAP_CALLS.with(Cell::get);
-    COUNTING.with(|c| c.set(true));
-    f();
-    COUNTING.with(|c| c.set(false));
-    HEAP_CALLS.with(Cell::get) - before
-}
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+use counting_alloc::heap_calls_during;
 
 /// Scales loop counts down under Miri.
 fn scaled(n: usize) -> usize {
