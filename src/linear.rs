@@ -379,11 +379,9 @@ impl LinearAllocator {
     /// since the reserved tail was never really used.
     #[inline]
     pub(crate) fn end_reservation(&self, cursor: &Cursor, keep_to: usize) {
-        debug_assert!(keep_to >= self.start && keep_to <= cursor.cur());
-        if keep_to > self.high_water.get() {
-            self.high_water.set(keep_to);
-        }
+        debug_assert!(keep_to <= cursor.cur());
         cursor.set_cur(keep_to);
+        self.rewind(cursor, keep_to);
     }
 
     /// Offset of an address from the start of the block.

@@ -866,25 +866,13 @@ impl<'s> ScopeStack<'s> {
     /// memory.scope("a", |a| assert!(a.try_alloc_slice_copy(&[0u32; 3]).is_err()));
     /// ```
     pub fn try_alloc_slice_copy<T: Copy>(&self, src: &[T]) -> Result<&'s mut [T], AllocError> {
-        let dst = self.alloc_array::<T>(src.len())?;
+        let dst = self.try_alloc_array_uninit::<T>(src.len())?;
         // SAFETY: `dst` has room for `src.len()` `T`s and does not overlap `src` (it is
         // fresh memory). `T: Copy`, so a bitwise copy is a valid value.
         unsafe {
             ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr(), src.len());
             Ok(core::slice::from_raw_parts_mut(dst.as_ptr(), src.len()))
         }
-    }
-
-    /// Room for `len` `T`s with no finalizer (for types that need no drop).
-    fn alloc_array<T>(&self, len: usize) -> Result<NonNull<T>, AllocError> {
-        let size = len.checked_mul(size_of::<T>()).ok_or_else(|| {
-            self.error(
-                AllocErrorKind::CapacityOverflow,
-                usize::MAX,
-                align_of::<T>(),
-            )
-        })?;
-        Ok(self.bump_checked(size, align_of::<T>())?.cast::<T>())
     }
 
     /// Clones every element of a slice into the scope. If `T` needs drop, one finalizer
@@ -960,7 +948,7 @@ impl<'s> ScopeStack<'s> {
             let dst = if size_of::<T>() == 0 {
                 dangling(align_of::<T>()).cast::<T>()
             } else {
-                self.alloc_array::<T>(len)?
+                self.try_alloc_array_uninit::<T>(len)?
             };
             // SAFETY: `dst` has room for `len` elements (or `T` is zero-sized); `fill`
             // initialises all of them or drops what it built and panics.
