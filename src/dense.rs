@@ -359,7 +359,7 @@ impl<'s> ScopeStack<'s> {
     pub fn new_dense_pool<T: 'static>(&self, capacity: usize) -> &'s mut DensePool<'s, T> {
         match self.try_new_dense_pool(capacity) {
             Ok(p) => p,
-            Err(e) => dense_fail(e),
+            Err(e) => self.fail(e),
         }
     }
 
@@ -441,13 +441,6 @@ unsafe fn value_ptr<T>(slot: *mut Slot<T>) -> *mut T {
     // SAFETY: per the caller, `slot` is in bounds, so the field projection is too; it
     // only computes an address.
     unsafe { ptr::addr_of_mut!((*slot).value).cast::<T>() }
-}
-
-#[cold]
-#[inline(never)]
-#[track_caller]
-fn dense_fail(e: AllocError) -> ! {
-    panic!("{e}")
 }
 
 impl<'s, T> DensePool<'s, T> {

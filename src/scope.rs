@@ -1219,7 +1219,7 @@ impl ScopeStack<'_> {
     #[cold]
     #[inline(never)]
     #[track_caller]
-    fn fail(&self, e: AllocError) -> ! {
+    pub(crate) fn fail(&self, e: AllocError) -> ! {
         #[cfg(feature = "alloc")]
         if matches!(
             e.kind(),

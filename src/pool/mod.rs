@@ -513,7 +513,7 @@ impl<'s> ScopeStack<'s> {
     pub fn new_pool<T: 'static>(&self, capacity: usize) -> &'s mut Pool<'s, T> {
         match self.try_new_pool(capacity) {
             Ok(p) => p,
-            Err(e) => pool_fail(e),
+            Err(e) => self.fail(e),
         }
     }
 
@@ -625,13 +625,6 @@ unsafe fn pool_snapshot(link: &crate::scope_info::PoolLink) -> crate::scope_info
         addr,
         bytes,
     }
-}
-
-#[cold]
-#[inline(never)]
-#[track_caller]
-fn pool_fail(e: AllocError) -> ! {
-    panic!("{e}")
 }
 
 impl<'s, T> Pool<'s, T> {

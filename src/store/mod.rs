@@ -329,7 +329,7 @@ impl<'s> ScopeStack<'s> {
     ) -> &'s mut Store<'s, T> {
         match self.try_new_store(max_objects, max_versions) {
             Ok(s) => s,
-            Err(e) => store_fail(e),
+            Err(e) => self.fail(e),
         }
     }
 
@@ -399,13 +399,6 @@ impl<'s> ScopeStack<'s> {
         // after the store.
         unsafe { self.try_new_object_unchecked(store) }.map_err(|e| e.error)
     }
-}
-
-#[cold]
-#[inline(never)]
-#[track_caller]
-fn store_fail(e: AllocError) -> ! {
-    panic!("{e}")
 }
 
 impl<'s, T: Clone + 'static> Store<'s, T> {
