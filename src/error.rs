@@ -46,6 +46,9 @@ pub enum AllocErrorKind {
     /// A pool was asked for more slots than its index can name
     /// ([`MAX_POOL_CAPACITY`](crate::MAX_POOL_CAPACITY)).
     TooManySlots,
+    /// A pool was asked for zero shards, or more than
+    /// [`MAX_POOL_SHARDS`](crate::pool::MAX_POOL_SHARDS).
+    InvalidShardCount,
 }
 
 impl AllocErrorKind {
@@ -64,6 +67,9 @@ impl AllocErrorKind {
             }
             AllocErrorKind::TooManySlots => {
                 "pool capacity is too large for its 24-bit slot index (at most 16777216 slots)"
+            }
+            AllocErrorKind::InvalidShardCount => {
+                "invalid pool shard count (must be 1 to MAX_POOL_SHARDS = 256)"
             }
         }
     }

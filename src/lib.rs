@@ -76,11 +76,12 @@ pub mod store;
 #[cfg(feature = "alloc")]
 mod svg;
 mod sync;
+mod thread_index;
 
 pub use dense::{DenseHandle, DensePool};
 pub use error::{AllocError, AllocErrorKind, AllocErrorWith, MAX_ERROR_NAME_LEN};
 pub use linear::{LinearAllocator, MAX_ALIGN};
-pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY};
+pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY, MAX_POOL_SHARDS};
 #[cfg(feature = "alloc")]
 pub use report::{MemoryMap, PoolReport, ScopeReport};
 pub use scope::{Scope, ScopeStack};

@@ -400,7 +400,7 @@ impl<'s> ScopeStack<'s> {
 
     // ----- errors -----
 
-    fn error(&self, kind: AllocErrorKind, size: usize, align: usize) -> AllocError {
+    pub(crate) fn error(&self, kind: AllocErrorKind, size: usize, align: usize) -> AllocError {
         AllocError::in_scope(
             kind,
             size,

@@ -103,7 +103,7 @@ pub(crate) struct PoolLink {
     /// itself only reaches through raw pointers).
     pub(crate) ptr: NonNull<u8>,
     /// Pool-defined words (sizes, counts).
-    pub(crate) words: [usize; 4],
+    pub(crate) words: [usize; 5],
     /// `"Pool"` or `"DensePool"`.
     pub(crate) kind: &'static str,
     /// The element type's name.

@@ -1,32 +1,55 @@
-//! The pool's free list: a lock-free stack of slot indices.
+//! The pool's free lists: one lock-free stack of slot indices per shard.
 //!
-//! The links live in their own array of `AtomicU32` (`next[i]` is the slot below `i`
-//! on the stack), apart from the objects, so a thread that races to read a link never
-//! reads memory that another thread is constructing an object in. The head is one
+//! # Why shards
+//!
+//! A single free-list head is one cache line that every insert and every free on every
+//! thread compare-exchanges; on more than one core that line bounces on each operation,
+//! and the slots it hands out interleave between threads, so the slot and stamp lines
+//! bounce too. Here the slots are split into *shards* of contiguous index ranges, and
+//! each shard has its own head on its own cache line. A thread takes slots from its
+//! *home* shard (see [`crate::thread_index`]) and a freed slot goes back to the shard
+//! that owns it. A thread that frees what it inserted, or inserts again after freeing,
+//! therefore touches only its own shard's head and its own range of slots, stamps and
+//! links: no line that another thread writes, as long as threads have different homes.
+//! Only when its home is empty does a thread look at other shards (*stealing*).
+//!
+//! This is the free-list sharding of mimalloc and sharded-slab, kept as simple as the
+//! fixed capacity allows: no per-thread caches, so a free slot is always on exactly
+//! one shard's stack where any thread can find it.
+//!
+//! # Each shard's stack
+//!
+//! The links live in one array of `AtomicU32` (`next[i]` is the slot below `i` on its
+//! shard's stack), apart from the objects, so a thread that races to read a link never
+//! reads memory that another thread is constructing an object in. A head is one
 //! `AtomicU64`: the index of the top slot in the low 32 bits, a tag in the high 32 bits.
-//! Every successful compare-exchange on the head adds one to the tag.
+//! Every successful compare-exchange on a head adds one to its tag.
 //!
 //! Invariants this module keeps:
-//! - Every index in `0..capacity` is either on the stack exactly once or owned by
-//!   exactly one caller of [`FreeList::pop`] who has not yet passed it to
-//!   [`FreeList::push`].
-//! - The index field of the head is a slot index, [`NIL`] (empty) or [`NIL_WAITING`]
-//!   (empty, and at least one thread is asleep waiting for a slot). `NIL_WAITING` is
-//!   only ever installed over `NIL`, and the next push replaces it (and reports that
-//!   waiters must be woken).
-//! - ABA: a pop reads `head = (i, t)` and then `next[i] = j`, and installs `(j, t + 1)`
-//!   only if the head still equals `(i, t)`. Between the two reads `i` may have been
-//!   popped, other slots popped and `i` pushed back with a different link; the head
-//!   would then read `(i, t + k)` with `k >= 1`, and the compare fails. A false success
-//!   needs exactly 2^32 head changes while one thread is stalled between its load and
-//!   its compare-exchange.
+//! - Every index in `0..capacity` is either on the stack of the shard that owns it
+//!   (`index / shard_len`), exactly once, or owned by exactly one caller of
+//!   [`FreeLists::pop`] who has not yet passed it to [`FreeLists::push`]. A slot is never
+//!   on another shard's stack, so each shard's stack starts as its range in order and
+//!   stays last-in first-out over that range: the slots of a shard that were ever used
+//!   are always a prefix of its range (the pool's `high_water_len` relies on this).
+//! - The index field of a head is a slot index of that shard, [`NIL`] (empty) or
+//!   [`NIL_WAITING`] (empty, and at least one thread may be asleep waiting for a slot).
+//!   `NIL_WAITING` is only ever installed over `NIL`, and the next push to that shard
+//!   replaces it (and reports that waiters must be woken).
+//! - ABA, per shard: a pop reads `head = (i, t)` and then `next[i] = j`, and installs
+//!   `(j, t + 1)` only if the head still equals `(i, t)`. Between the two reads `i` may
+//!   have been popped, other slots popped and `i` pushed back with a different link; the
+//!   head would then read `(i, t + k)` with `k >= 1`, and the compare fails. A false
+//!   success needs exactly 2^32 changes of one shard's head while one thread is stalled
+//!   between its load and its compare-exchange.
 //!
-//! ## Orderings
+//! # Orderings
 //! - `push` stores the link with `Relaxed` and publishes it with a `Release`
 //!   compare-exchange. A `pop` loads the head with `Acquire` before reading the link of
 //!   the slot it names, so it sees the link that was published with it. The same edge
 //!   carries the end of the slot's previous life (its object was dropped before the
 //!   push) to the next owner, who writes a new object into the slot after the pop.
+//!   A stealing pop is the same pop on another shard's head: the pairing is per head.
 //! - The `pop` compare-exchange is `Acquire` on success for that second reason: the
 //!   successful RMW reads a value in the release sequence of the push that put the
 //!   slot on the stack, so everything before that push happens before our use of it.
@@ -37,12 +60,17 @@
 
 use core::ptr::NonNull;
 
+use crossbeam_utils::CachePadded;
+
 use crate::sync::{fence, AtomicU32, AtomicU64, Ordering};
 
 /// Index value of an empty stack.
 pub(crate) const NIL: u32 = u32::MAX;
 /// Index value of an empty stack with sleeping waiters.
 pub(crate) const NIL_WAITING: u32 = u32::MAX - 1;
+
+/// A shard's head, alone on its cache line(s).
+pub(crate) type Head = CachePadded<AtomicU64>;
 
 #[inline(always)]
 fn index_of(head: u64) -> u32 {
@@ -60,56 +88,146 @@ fn with_index(head: u64, index: u32) -> u64 {
 pub(crate) enum Announce {
     /// A slot was pushed meanwhile: try again.
     Retry,
-    /// The stack is marked as having waiters: the next push will wake them.
+    /// The shard is marked as having waiters: its next push will wake them.
     Sleep,
 }
 
-/// The lock-free index stack. See the module docs.
-///
-/// The owner keeps it on a cache line of its own (`CachePadded<FreeList>`): the head
-/// is the pool's one hot atomic, and the `next` pointer beside it is read-only, read by
-/// every operation that touches the head anyway.
-pub(crate) struct FreeList {
-    head: AtomicU64,
-    /// `capacity` links, one per slot.
-    next: NonNull<AtomicU32>,
+/// How `capacity` slots split into shards: `shards` ranges of `len` slots each, the
+/// last one possibly shorter. Pure arithmetic, shared by the pool, its report link and
+/// `memory_needed`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ShardLayout {
+    /// Slots per shard (the last shard may have fewer).
+    pub(crate) len: u32,
+    /// Number of shards: `ceil(capacity / len)`.
+    pub(crate) shards: u32,
 }
 
-impl FreeList {
-    /// Builds the stack `0, 1, ..., capacity - 1` (0 on top) in the memory at `next`.
+impl ShardLayout {
+    /// Splits `capacity` (at least 1) slots into at most `wanted` (at least 1) shards of
+    /// equal length, the last one possibly shorter. The result can have fewer shards
+    /// than asked: 10 slots in 6 shards become 5 shards of 2.
+    pub(crate) fn new(capacity: u32, wanted: u32) -> ShardLayout {
+        debug_assert!(capacity >= 1 && wanted >= 1);
+        let wanted = wanted.min(capacity);
+        let len = capacity.div_ceil(wanted);
+        ShardLayout {
+            len,
+            shards: capacity.div_ceil(len),
+        }
+    }
+
+    /// The slots of shard `shard`: `start..end`.
+    #[inline]
+    pub(crate) fn range(self, capacity: u32, shard: u32) -> (u32, u32) {
+        let start = shard * self.len;
+        (start, (start + self.len).min(capacity))
+    }
+}
+
+/// The shards' lock-free index stacks. See the module docs.
+///
+/// Every field is read-only after construction; the heads it points to are the hot
+/// atomics, each padded to its own cache line.
+pub(crate) struct FreeLists {
+    /// `shards` heads.
+    heads: NonNull<Head>,
+    /// `capacity` links, one per slot.
+    next: NonNull<AtomicU32>,
+    layout: ShardLayout,
+    /// `ceil(2^48 / layout.len)`: `index * magic >> 48` (a 64 × 64 → 128-bit multiply)
+    /// is `index / layout.len` for every index below 2^24, without a division on the
+    /// free path. With `magic = 2^48 / len + e` and `0 <= e < 1`, the product is
+    /// `index / len + index * e / 2^48`, and the error term is below
+    /// `2^24 / 2^48 = 2^-24 <= 1 / len`, while the fraction of `index / len` is at most
+    /// `1 - 1 / len`: the sum never carries into the integer part.
+    magic: u64,
+}
+
+impl FreeLists {
+    /// Builds each shard's stack of its range, lowest index on top, in the memory at
+    /// `heads` and `next`.
     ///
     /// # Safety
-    /// `next` is valid for writes of `capacity` `AtomicU32`s, stays valid and is used by
-    /// nothing else for as long as the returned list lives.
-    pub(crate) unsafe fn new(next: NonNull<AtomicU32>, capacity: u32) -> FreeList {
-        debug_assert!(capacity > 0 && capacity < NIL_WAITING);
-        for i in 0..capacity {
-            let link = if i + 1 == capacity { NIL } else { i + 1 };
-            // SAFETY: `i < capacity`; the caller gave us that many writable links.
-            unsafe { next.add(i as usize).as_ptr().write(AtomicU32::new(link)) };
-        }
-        FreeList {
-            // No thread can see the list yet; whatever hands it to other threads
+    /// `heads` is valid for writes of `layout.shards` heads and `next` of `capacity`
+    /// `AtomicU32`s; both stay valid and are used by nothing else for as long as the
+    /// returned lists live. `layout` came from [`ShardLayout::new`] for `capacity`, and
+    /// `capacity` is at most 2^24.
+    pub(crate) unsafe fn new(
+        heads: NonNull<Head>,
+        next: NonNull<AtomicU32>,
+        capacity: u32,
+        layout: ShardLayout,
+    ) -> FreeLists {
+        debug_assert!(capacity > 0 && capacity <= 1 << 24);
+        for shard in 0..layout.shards {
+            let (start, end) = layout.range(capacity, shard);
+            for i in start..end {
+                let link = if i + 1 == end { NIL } else { i + 1 };
+                // SAFETY: `i < capacity`; the caller gave us that many writable links.
+                unsafe { next.add(i as usize).as_ptr().write(AtomicU32::new(link)) };
+            }
+            // SAFETY: `shard < layout.shards`, the number of heads the caller gave us.
+            // No thread can see the lists yet; whatever hands them to other threads
             // (a `&Pool`, a spawned thread) carries these writes with it.
-            head: AtomicU64::new(0),
-            next,
+            unsafe {
+                heads
+                    .add(shard as usize)
+                    .as_ptr()
+                    .write(CachePadded::new(AtomicU64::new(start as u64)))
+            };
         }
+        FreeLists {
+            heads,
+            next,
+            layout,
+            magic: (1u64 << 48).div_ceil(layout.len as u64),
+        }
+    }
+
+    /// The number of shards.
+    #[inline(always)]
+    pub(crate) fn shards(&self) -> u32 {
+        self.layout.shards
+    }
+
+    /// How the slots split into shards.
+    pub(crate) fn layout(&self) -> ShardLayout {
+        self.layout
+    }
+
+    /// The shard that owns slot `index`.
+    #[inline(always)]
+    pub(crate) fn shard_of(&self, index: u32) -> u32 {
+        let shard = ((index as u128 * self.magic as u128) >> 48) as u32;
+        debug_assert_eq!(shard, index / self.layout.len);
+        shard
+    }
+
+    #[inline(always)]
+    fn head(&self, shard: u32) -> &AtomicU64 {
+        debug_assert!(shard < self.layout.shards);
+        // SAFETY: callers pass `shard < shards` (a home shard is reduced modulo the
+        // count, a slot's shard is computed from a valid index); the heads live as
+        // long as `self`.
+        unsafe { self.heads.add(shard as usize).as_ref() }
     }
 
     #[inline(always)]
     fn link(&self, index: u32) -> &AtomicU32 {
-        // SAFETY: callers pass indices taken from the head, which are `< capacity`
-        // (the only non-index values, NIL and NIL_WAITING, are checked first); the
-        // links live as long as `self`.
+        // SAFETY: callers pass indices taken from a head, which are `< capacity`
+        // (the only non-index values, NIL and NIL_WAITING, are checked first), or a
+        // slot they own; the links live as long as `self`.
         unsafe { self.next.add(index as usize).as_ref() }
     }
 
-    /// Takes a free slot, or `None` when the stack is empty.
+    /// Takes a free slot from shard `shard`, or `None` when its stack is empty.
     #[inline]
-    pub(crate) fn pop(&self) -> Option<u32> {
+    pub(crate) fn pop(&self, shard: u32) -> Option<u32> {
+        let head_word = self.head(shard);
         // Acquire: pairs with the Release of the push that installed this head, so the
         // link we read below is the one that push wrote.
-        let mut head = self.head.load(Ordering::Acquire);
+        let mut head = head_word.load(Ordering::Acquire);
         loop {
             let index = index_of(head);
             if index >= NIL_WAITING {
@@ -119,7 +237,7 @@ impl FreeList {
             // being popped and pushed right now; then the head has moved on (new tag)
             // and the compare-exchange below fails.
             let next = self.link(index).load(Ordering::Relaxed);
-            match self.head.compare_exchange_weak(
+            match head_word.compare_exchange_weak(
                 head,
                 with_index(head, next),
                 // Success, Acquire: the slot's previous life (its drop, its push)
@@ -134,16 +252,40 @@ impl FreeList {
         }
     }
 
-    /// Puts `index` back on the stack. Returns `true` when threads were waiting for a
-    /// slot and must now be woken.
+    /// Takes a free slot from any shard other than `home`, visiting them in the order
+    /// `home + 1, home + 2, ...` (wrapping), or `None` if each of them was empty when
+    /// visited.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn steal(&self, home: u32) -> Option<u32> {
+        let shards = self.layout.shards;
+        let mut shard = home;
+        for _ in 1..shards {
+            shard = if shard + 1 == shards { 0 } else { shard + 1 };
+            // Relaxed peek first: an empty shard costs a shared read of its line, not
+            // an exclusive one (`pop` itself only writes on success, but this keeps
+            // the scan to plain loads).
+            if index_of(self.head(shard).load(Ordering::Relaxed)) < NIL_WAITING {
+                if let Some(index) = self.pop(shard) {
+                    return Some(index);
+                }
+            }
+        }
+        None
+    }
+
+    /// Puts `index` back on the stack of the shard that owns it. Returns `true` when
+    /// threads were waiting for a slot and must now be woken.
     ///
     /// # Safety
-    /// `index` came from [`pop`](Self::pop) on this list and has not been pushed since.
+    /// `index` came from [`pop`](Self::pop) or [`steal`](Self::steal) on these lists and
+    /// has not been pushed since.
     #[inline]
     pub(crate) unsafe fn push(&self, index: u32) -> bool {
+        let head_word = self.head(self.shard_of(index));
         // Relaxed: the compare-exchange below checks this value; nothing is read
         // through it.
-        let mut head = self.head.load(Ordering::Relaxed);
+        let mut head = head_word.load(Ordering::Relaxed);
         loop {
             let below = match index_of(head) {
                 NIL_WAITING => NIL,
@@ -151,7 +293,7 @@ impl FreeList {
             };
             // Relaxed: published by the Release compare-exchange below.
             self.link(index).store(below, Ordering::Relaxed);
-            match self.head.compare_exchange_weak(
+            match head_word.compare_exchange_weak(
                 head,
                 with_index(head, index),
                 // Success, Release: the link above and the end of the slot's object
@@ -175,29 +317,32 @@ impl FreeList {
         }
     }
 
-    /// `true` when no slot is free right now (the answer may be stale at once).
-    #[inline]
-    pub(crate) fn is_empty(&self) -> bool {
-        index_of(self.head.load(Ordering::Relaxed)) >= NIL_WAITING
+    /// `true` when no shard has a free slot right now (the answer may be stale at once).
+    pub(crate) fn all_empty(&self) -> bool {
+        (0..self.layout.shards)
+            .all(|shard| index_of(self.head(shard).load(Ordering::Relaxed)) >= NIL_WAITING)
     }
 
-    /// Called by a thread that found the stack empty and is about to sleep: marks the
-    /// stack as having waiters, unless a slot was pushed meanwhile.
+    /// Called by a thread that found every shard empty and is about to sleep: marks
+    /// shard `shard` as having waiters, unless a slot was pushed to it meanwhile. A
+    /// waiter announces itself on every shard before it sleeps, so a free into any
+    /// shard wakes it.
     ///
     /// The caller must have read the futex it will sleep on *before* this call.
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
-    pub(crate) fn announce_waiter(&self) -> Announce {
+    pub(crate) fn announce_waiter(&self, shard: u32) -> Announce {
+        let head_word = self.head(shard);
         // Acquire: if the futex value the caller read was an old one and a push has
         // since replaced NIL_WAITING, a bump we synchronised with shows that push here
         // (see `Pool::insert_wait`).
-        let mut head = self.head.load(Ordering::Acquire);
+        let mut head = head_word.load(Ordering::Acquire);
         loop {
             match index_of(head) {
                 NIL_WAITING => return Announce::Sleep,
                 NIL => {}
                 _ => return Announce::Retry,
             }
-            match self.head.compare_exchange_weak(
+            match head_word.compare_exchange_weak(
                 head,
                 with_index(head, NIL_WAITING),
                 // Success, Release: our earlier read of the futex word happens before

@@ -158,6 +158,7 @@ use core::marker::PhantomData;
 use core::mem::{self, align_of, size_of, MaybeUninit};
 use core::ptr::{self, NonNull};
 
+#[cfg(feature = "std")]
 use crossbeam_utils::CachePadded;
 
 use crate::error::AllocError;
@@ -165,12 +166,21 @@ use crate::finalizer::ObjectLayout;
 use crate::scope::ScopeStack;
 use crate::sync::{AtomicU32, Ordering, UnsafeCell};
 
-use free_list::FreeList;
+use free_list::{FreeLists, Head, ShardLayout};
 pub use handle::Handle;
 use handle::{INDEX_BITS, INDEX_MASK};
 
 /// The largest capacity a pool accepts: the 24-bit slot index.
 pub const MAX_POOL_CAPACITY: usize = 1 << INDEX_BITS;
+
+/// The most shards [`ScopeStack::new_pool_with_shards`] accepts.
+pub const MAX_POOL_SHARDS: usize = 256;
+
+/// The most shards [`ScopeStack::new_pool`] gives a pool (see [`Pool::default_shards`]).
+pub const DEFAULT_MAX_SHARDS: usize = 32;
+
+/// The fewest slots per shard that [`ScopeStack::new_pool`] aims for.
+pub const DEFAULT_SHARD_SLOTS: usize = 32;
 
 const _: () = assert!(MAX_POOL_CAPACITY - 1 == INDEX_MASK as usize);
 // The 8-bytes-per-slot promise (loom's instrumented atomics are larger).
@@ -203,12 +213,13 @@ struct Core<T> {
     tag: u32,
     /// The stamp every slot starts with; a slot still holding it was never used.
     fresh_stamp: u32,
+    /// The shards' free lists. The fields are read-only; the heads they point to (the
+    /// hot atomics, one cache line per shard) live in scope memory.
+    free: FreeLists,
     /// Written only when the pool is full and threads wait; padded so that those
     /// writes do not evict the read-only fields above from other cores' caches.
     #[cfg(feature = "std")]
     futex: CachePadded<crate::sync::Futex>,
-    /// The one hot atomic, the free-list head, on its own cache line.
-    free: CachePadded<FreeList>,
     /// Owns `T`s, and is invariant in `T`: through `&Pool` one can store a `T`, so a
     /// `Pool<&'static str>` must not pass for a `Pool<&'short str>`.
     _owns: PhantomData<Invariant<T>>,
@@ -230,27 +241,50 @@ fn stamp_at<'a>(stamps: NonNull<AtomicU32>, index: u32) -> &'a AtomicU32 {
     unsafe { stamps.add(index as usize).as_ref() }
 }
 
-/// See [`Core::used_prefix`]: works on the stamps array alone, so reports can read it
-/// without touching the pool object (which the user may hold `&mut` to).
-fn used_prefix(stamps: NonNull<AtomicU32>, capacity: u32, fresh_stamp: u32) -> u32 {
-    let (mut lo, mut hi) = (0, capacity);
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        // Relaxed: a snapshot; nothing is read through it.
-        if stamp_at(stamps, mid).load(Ordering::Relaxed) == fresh_stamp {
-            hi = mid;
-        } else {
-            lo = mid + 1;
-        }
-    }
-    lo
+/// What a report needs to read a pool's statistics from its stamps alone, without
+/// touching the pool object (which the user may hold `&mut` to).
+#[derive(Clone, Copy)]
+struct StampView {
+    stamps: NonNull<AtomicU32>,
+    capacity: u32,
+    fresh_stamp: u32,
+    layout: ShardLayout,
 }
 
-/// See [`Core::live_count`]; like [`used_prefix`], it reads only the stamps.
-fn live_count(stamps: NonNull<AtomicU32>, capacity: u32, fresh_stamp: u32) -> usize {
-    (0..used_prefix(stamps, capacity, fresh_stamp))
-        .filter(|&i| stamp_at(stamps, i).load(Ordering::Relaxed) & STATE_MASK != FREE)
-        .count()
+impl StampView {
+    /// The end of the used prefix of shard `shard`'s range (see [`Core::view`]).
+    fn used_end(self, shard: u32) -> (u32, u32) {
+        let (start, end) = self.layout.range(self.capacity, shard);
+        let (mut lo, mut hi) = (start, end);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            // Relaxed: a snapshot; nothing is read through it.
+            if stamp_at(self.stamps, mid).load(Ordering::Relaxed) == self.fresh_stamp {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        (start, lo)
+    }
+
+    /// The slots ever used, as one `start..end` range per shard.
+    fn used_ranges(self) -> impl Iterator<Item = (u32, u32)> {
+        (0..self.layout.shards).map(move |shard| self.used_end(shard))
+    }
+
+    /// See [`Pool::high_water_len`].
+    fn used_count(self) -> usize {
+        self.used_ranges().map(|(s, e)| (e - s) as usize).sum()
+    }
+
+    /// See [`Pool::len`].
+    fn live_count(self) -> usize {
+        self.used_ranges()
+            .flat_map(|(s, e)| s..e)
+            .filter(|&i| stamp_at(self.stamps, i).load(Ordering::Relaxed) & STATE_MASK != FREE)
+            .count()
+    }
 }
 
 impl<T> Core<T> {
@@ -290,9 +324,23 @@ impl<T> Core<T> {
         (self.stamp(index).load(Ordering::Acquire) == handle.stamp()).then_some(index)
     }
 
+    /// The calling thread's home shard (see [`crate::thread_index`]).
+    #[inline(always)]
+    fn home_shard(&self) -> u32 {
+        let thread = crate::thread_index::current();
+        let shards = self.free.shards();
+        // Most programs have fewer live threads than shards: no division then.
+        if thread < shards {
+            thread
+        } else {
+            thread % shards
+        }
+    }
+
+    /// Takes a free slot, looking in shard `home` first and then in every other one.
     #[inline]
-    fn insert(&self, value: T) -> Result<u32, T> {
-        let Some(index) = self.free.pop() else {
+    fn insert(&self, home: u32, value: T) -> Result<u32, T> {
+        let Some(index) = self.free.pop(home).or_else(|| self.free.steal(home)) else {
             return Err(value);
         };
         // We own the slot now (see the free list's invariant). Relaxed: only owners
@@ -380,21 +428,22 @@ impl<T> Core<T> {
 }
 
 impl<T> Core<T> {
-    /// How many slots have ever been used: they form a prefix `0..n` of the slots.
+    /// The pool's stamps with what it takes to read them.
     ///
-    /// The free list starts as `0, 1, ..., capacity - 1` with 0 on top and is a stack,
-    /// so the never-used slots always sit at its bottom, in order: a fresh slot is
-    /// taken only when every slot before it is in use, and it is always the lowest
-    /// fresh one. A never-used slot still has its first stamp, so a binary search
-    /// finds the boundary. (A slot refilled exactly 2^30 times and free at that moment
-    /// looks fresh again; the count is then low.)
-    fn used_prefix(&self) -> u32 {
-        used_prefix(self.stamps, self.capacity, self.fresh_stamp)
-    }
-
-    /// Slots in `0..used_prefix()` that hold an object now.
-    fn live_count(&self) -> usize {
-        live_count(self.stamps, self.capacity, self.fresh_stamp)
+    /// The slots ever used form a prefix of each shard's range. Each shard's free list
+    /// starts as its range in order, lowest on top, is a stack, and only ever holds its
+    /// own slots, so its never-used slots always sit at its bottom, in order: a fresh
+    /// slot is taken only when every slot of the shard before it is in use, and it is
+    /// always the shard's lowest fresh one. A never-used slot still has its first
+    /// stamp, so a binary search per shard finds the boundary. (A slot refilled exactly
+    /// 2^30 times and free at that moment looks fresh again; the count is then low.)
+    fn view(&self) -> StampView {
+        StampView {
+            stamps: self.stamps,
+            capacity: self.capacity,
+            fresh_stamp: self.fresh_stamp,
+            layout: self.free.layout(),
+        }
     }
 
     /// Drops every object in slots `from..capacity`. If a destructor panics, the rest
@@ -543,10 +592,80 @@ impl<'s> ScopeStack<'s> {
         &self,
         capacity: usize,
     ) -> Result<&'s mut Pool<'s, T>, AllocError> {
+        self.try_new_pool_with_shards(capacity, Pool::<T>::default_shards(capacity))
+    }
+
+    /// Carves a [`Pool`] of `capacity` slots split into `shards` shards (see the
+    /// [module docs](crate::pool#shards)).
+    ///
+    /// One shard is the right choice for a pool that only one thread uses at a time;
+    /// about one shard per thread that inserts into the pool is the right choice for a
+    /// pool shared by a job system. Each shard costs one 128-byte line of scope memory.
+    /// The slots are split into shards of equal length (the last may be shorter), so
+    /// the pool can end up with fewer shards than asked: 10 slots in 6 shards become
+    /// 5 shards of 2 ([`Pool::shard_count`] says how many).
+    ///
+    /// # Panics
+    /// Where [`try_new_pool_with_shards`](Self::try_new_pool_with_shards) returns an
+    /// error.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let workers = std::thread::available_parallelism().map_or(4, |n| n.get());
+    ///     let bullets = level.new_pool_with_shards::<[f32; 4]>(1024, workers);
+    ///     assert!(bullets.shard_count() <= workers);
+    ///     let lonely = level.new_pool_with_shards::<u64>(64, 1);
+    ///     assert_eq!(lonely.shard_count(), 1);
+    /// });
+    /// ```
+    pub fn new_pool_with_shards<T: 'static>(
+        &self,
+        capacity: usize,
+        shards: usize,
+    ) -> &'s mut Pool<'s, T> {
+        match self.try_new_pool_with_shards(capacity, shards) {
+            Ok(p) => p,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Carves a [`Pool`] with `shards` shards out of this scope, or says why it cannot.
+    ///
+    /// # Errors
+    /// As [`try_new_pool`](Self::try_new_pool), and
+    /// [`AllocErrorKind::InvalidShardCount`](crate::AllocErrorKind::InvalidShardCount)
+    /// for 0 shards or more than [`MAX_POOL_SHARDS`].
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let e = level.try_new_pool_with_shards::<u64>(64, 0).unwrap_err();
+    ///     assert_eq!(e.kind(), AllocErrorKind::InvalidShardCount);
+    ///     let pool = level.try_new_pool_with_shards::<u64>(10, 6).unwrap();
+    ///     assert_eq!(pool.shard_count(), 5);
+    /// });
+    /// ```
+    pub fn try_new_pool_with_shards<T: 'static>(
+        &self,
+        capacity: usize,
+        shards: usize,
+    ) -> Result<&'s mut Pool<'s, T>, AllocError> {
         self.check_pool_capacity::<T>(capacity, MAX_POOL_CAPACITY, size_of::<T>() + 8)?;
+        if shards == 0 || shards > MAX_POOL_SHARDS {
+            return Err(self.error(
+                crate::AllocErrorKind::InvalidShardCount,
+                shards.saturating_mul(size_of::<Head>()),
+                align_of::<Head>(),
+            ));
+        }
+        let layout = ShardLayout::new(capacity as u32, shards as u32);
         let values = self.try_alloc_array_uninit::<Slot<T>>(capacity)?;
         let stamps = self.try_alloc_array_uninit::<AtomicU32>(capacity)?;
         let links = self.try_alloc_array_uninit::<AtomicU32>(capacity)?;
+        let heads = self.try_alloc_array_uninit::<Head>(layout.shards as usize)?;
 
         let id = POOL_IDS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
         // A per-pool starting generation, so handles of pools that share a tag rarely
@@ -561,9 +680,10 @@ impl<'s> ScopeStack<'s> {
                 stamps.add(i).as_ptr().write(AtomicU32::new(seed | FREE));
             }
         }
-        // SAFETY: `links` has `capacity` fresh elements that only this list will use,
-        // valid until the scope rewinds, which is after the pool's finalizer has run.
-        let free = CachePadded::new(unsafe { FreeList::new(links, cap) });
+        // SAFETY: `links` has `capacity` and `heads` has `layout.shards` fresh elements
+        // that only these lists will use, valid until the scope rewinds, which is after
+        // the pool's finalizer has run; `layout` is for `cap <= MAX_POOL_CAPACITY`.
+        let free = unsafe { FreeLists::new(heads, links, cap, layout) };
         let pool = Pool {
             core: Core {
                 values,
@@ -571,9 +691,9 @@ impl<'s> ScopeStack<'s> {
                 capacity: cap,
                 tag: id & 0xFF,
                 fresh_stamp: seed | FREE,
+                free,
                 #[cfg(feature = "std")]
                 futex: CachePadded::new(crate::sync::Futex::new()),
-                free,
                 _owns: PhantomData,
             },
             _scope: PhantomData,
@@ -591,9 +711,11 @@ impl<'s> ScopeStack<'s> {
                     ptr: core.stamps.cast(),
                     words: [
                         core.values.as_ptr().addr(),
-                        capacity * (size_of::<Slot<T>>() + 2 * size_of::<AtomicU32>()),
+                        capacity * (size_of::<Slot<T>>() + 2 * size_of::<AtomicU32>())
+                            + layout.shards as usize * size_of::<Head>(),
                         core.capacity as usize,
                         core.fresh_stamp as usize,
+                        layout.len as usize,
                     ],
                     kind: "Pool",
                     type_name: core::any::type_name::<T>(),
@@ -616,12 +738,20 @@ impl<'s> ScopeStack<'s> {
 /// `link` was filled in by `try_new_pool`, and its pool's scope is live.
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 unsafe fn pool_snapshot(link: &crate::scope_info::PoolLink) -> crate::scope_info::PoolSnapshot {
-    let [addr, bytes, capacity, fresh] = link.words;
-    let stamps = link.ptr.cast::<AtomicU32>();
+    let [addr, bytes, capacity, fresh, shard_len] = link.words;
+    let view = StampView {
+        stamps: link.ptr.cast::<AtomicU32>(),
+        capacity: capacity as u32,
+        fresh_stamp: fresh as u32,
+        layout: ShardLayout {
+            len: shard_len as u32,
+            shards: (capacity as u32).div_ceil(shard_len as u32),
+        },
+    };
     crate::scope_info::PoolSnapshot {
-        len: live_count(stamps, capacity as u32, fresh as u32),
+        len: view.live_count(),
         capacity,
-        high_water_len: used_prefix(stamps, capacity as u32, fresh as u32) as usize,
+        high_water_len: view.used_count(),
         addr,
         bytes,
     }
@@ -669,8 +799,11 @@ impl<'s, T> Pool<'s, T> {
     }
 
     /// An upper bound of the bytes [`ScopeStack::new_pool`] takes from the scope for
-    /// `capacity` slots: the arrays, the pool object and its finalizer record, and the
-    /// worst-case alignment padding of each. `None` if it overflows.
+    /// `capacity` slots: the arrays, the shard heads, the pool object and its finalizer
+    /// record, and the worst-case alignment padding of each. `None` if it overflows.
+    ///
+    /// It is [`memory_needed_with_shards`](Self::memory_needed_with_shards) with
+    /// [`default_shards(capacity)`](Self::default_shards).
     ///
     /// ```
     /// # use scope_stack::{LinearAllocator, Pool};
@@ -683,13 +816,95 @@ impl<'s, T> Pool<'s, T> {
     /// });
     /// ```
     pub fn memory_needed(capacity: usize) -> Option<usize> {
+        Self::memory_needed_with_shards(capacity, Self::default_shards(capacity))
+    }
+
+    /// An upper bound of the bytes [`ScopeStack::new_pool_with_shards`] takes from the
+    /// scope: per slot `size_of::<T>()` plus 8 bytes (a 4-byte stamp and a 4-byte
+    /// free-list link), one 128-byte line per shard (on x86-64 and aarch64; the size of
+    /// crossbeam's `CachePadded` elsewhere), the pool object and its finalizer record,
+    /// and the worst-case alignment padding of each. `None` if it overflows or the
+    /// shard count is 0.
+    ///
+    /// ```
+    /// # use scope_stack::{LinearAllocator, Pool};
+    /// let need = Pool::<u64>::memory_needed_with_shards(1000, 16).unwrap();
+    /// let mut memory = LinearAllocator::with_capacity(need).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.new_pool_with_shards::<u64>(1000, 16);
+    ///     assert!(level.used() <= need);
+    /// });
+    /// ```
+    pub fn memory_needed_with_shards(capacity: usize, shards: usize) -> Option<usize> {
+        if shards == 0 {
+            return None;
+        }
+        let shards = shards.min(capacity.max(1));
         let values = capacity.checked_mul(size_of::<T>())?;
         let links = capacity.checked_mul(8)?;
+        let heads = shards.checked_mul(size_of::<Head>())?;
         let record = ObjectLayout::<Self>::SIZE + ObjectLayout::<Self>::ALIGN - 1;
         values
             .checked_add(align_of::<T>() - 1)?
             .checked_add(links + 6)?
+            .checked_add(heads.checked_add(align_of::<Head>() - 1)?)?
             .checked_add(record)
+    }
+
+    /// The number of shards [`ScopeStack::new_pool`] gives a pool of `capacity` slots:
+    /// one per [`DEFAULT_SHARD_SLOTS`] slots, at least 1 and at most
+    /// [`DEFAULT_MAX_SHARDS`]. It depends on the capacity alone, so a pool's footprint
+    /// is the same on every machine.
+    ///
+    /// ```
+    /// # use scope_stack::Pool;
+    /// assert_eq!(Pool::<u32>::default_shards(8), 1);
+    /// assert_eq!(Pool::<u32>::default_shards(256), 8);
+    /// assert_eq!(Pool::<u32>::default_shards(1 << 20), 32);
+    /// ```
+    pub const fn default_shards(capacity: usize) -> usize {
+        let shards = capacity / DEFAULT_SHARD_SLOTS;
+        if shards == 0 {
+            1
+        } else if shards > DEFAULT_MAX_SHARDS {
+            DEFAULT_MAX_SHARDS
+        } else {
+            shards
+        }
+    }
+
+    /// The number of shards the slots are split into (see the
+    /// [module docs](crate::pool#shards)).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     assert_eq!(level.new_pool::<u32>(1024).shard_count(), 32);
+    ///     assert_eq!(level.new_pool_with_shards::<u32>(1024, 4).shard_count(), 4);
+    /// });
+    /// ```
+    #[inline]
+    pub fn shard_count(&self) -> usize {
+        self.core.free.shards() as usize
+    }
+
+    /// The calling thread's home shard in this pool: where its
+    /// [`insert`](Self::insert)s look first. Threads alive at the same time get
+    /// different homes as long as there are no more of them than shards.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool_with_shards::<u32>(64, 4);
+    ///     assert!(pool.home_shard() < 4);
+    ///     assert_eq!(pool.home_shard(), pool.home_shard());
+    /// });
+    /// ```
+    #[inline]
+    pub fn home_shard(&self) -> usize {
+        self.core.home_shard() as usize
     }
 
     /// Puts `value` in a free slot and returns the box that owns it, or gives the value
@@ -712,7 +927,41 @@ impl<'s, T> Pool<'s, T> {
     /// ```
     #[inline]
     pub fn insert(&self, value: T) -> Result<PoolBox<'_, T>, T> {
-        let index = self.core.insert(value)?;
+        self.insert_from(self.core.home_shard(), value)
+    }
+
+    /// Like [`insert`](Self::insert), but looks in shard `shard % shard_count()` first
+    /// instead of the calling thread's home shard.
+    ///
+    /// For job systems that number their workers (pass the worker's number), and for
+    /// builds without `std`, where every thread's home is shard 0. Any shard is
+    /// correct; the point is speed: threads that start in different shards do not
+    /// contend.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = &*level.new_pool_with_shards::<u32>(64, 4);
+    ///     std::thread::scope(|s| {
+    ///         for worker in 0..4 {
+    ///             s.spawn(move || {
+    ///                 let b = pool.insert_in_shard(worker, worker as u32).unwrap();
+    ///                 assert_eq!(*b, worker as u32);
+    ///             });
+    ///         }
+    ///     });
+    /// });
+    /// ```
+    #[inline]
+    pub fn insert_in_shard(&self, shard: usize, value: T) -> Result<PoolBox<'_, T>, T> {
+        let shards = self.core.free.shards() as usize;
+        self.insert_from((shard % shards) as u32, value)
+    }
+
+    #[inline(always)]
+    fn insert_from(&self, home: u32, value: T) -> Result<PoolBox<'_, T>, T> {
+        let index = self.core.insert(home, value)?;
         Ok(PoolBox {
             core: NonNull::from(&self.core),
             index,
@@ -749,11 +998,15 @@ impl<'s, T> Pool<'s, T> {
                 Err(v) => value = v,
             }
             // Read the futex *before* announcing ourselves (see `announce_waiter`): a
-            // push that sees our announcement bumps it past this value.
+            // push that sees our announcement bumps it past this value. We announce on
+            // every shard, so a free into any of them wakes us; a shard that got a
+            // slot meanwhile sends us back to `insert`.
             let seen = self.core.futex.load();
-            match self.core.free.announce_waiter() {
-                free_list::Announce::Retry => {}
-                free_list::Announce::Sleep => self.core.futex.wait(seen),
+            let free = &self.core.free;
+            let all_marked = (0..free.shards())
+                .all(|shard| matches!(free.announce_waiter(shard), free_list::Announce::Sleep));
+            if all_marked {
+                self.core.futex.wait(seen);
             }
         }
     }
@@ -921,7 +1174,7 @@ impl<'s, T> Pool<'s, T> {
     /// });
     /// ```
     pub fn len(&self) -> usize {
-        self.core.live_count()
+        self.core.view().live_count()
     }
 
     /// `true` when the pool holds no object (a snapshot, like [`len`](Self::len)).
@@ -933,7 +1186,10 @@ impl<'s, T> Pool<'s, T> {
     /// ```
     pub fn is_empty(&self) -> bool {
         let core = &self.core;
-        (0..core.used_prefix()).all(|i| core.stamp(i).load(Ordering::Relaxed) & STATE_MASK == FREE)
+        core.view()
+            .used_ranges()
+            .flat_map(|(s, e)| s..e)
+            .all(|i| core.stamp(i).load(Ordering::Relaxed) & STATE_MASK == FREE)
     }
 
     /// The number of slots.
@@ -964,7 +1220,7 @@ impl<'s, T> Pool<'s, T> {
     /// ```
     #[inline]
     pub fn is_full(&self) -> bool {
-        self.core.free.is_empty()
+        self.core.free.all_empty()
     }
 
     /// The most slots that have been in use at once: use it to tune the capacity.
@@ -987,7 +1243,7 @@ impl<'s, T> Pool<'s, T> {
     /// });
     /// ```
     pub fn high_water_len(&self) -> usize {
-        self.core.used_prefix() as usize
+        self.core.view().used_count()
     }
 }
 
