@@ -13,9 +13,9 @@
 //! ratios (scope-stack time / peer time, lower is better) and printed; see
 //! `docs/PERFORMANCE.md`.
 
-use std::fs;
+mod common;
+
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
 use std::ptr;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -305,22 +305,13 @@ const RATIOS: &[(&str, &str, &str, Option<f64>)] = &[
 /// Prints `RATIOS` from the medians criterion saved during this run. Silent in `--test`
 /// and `--list` modes, and skips pairs that did not both run now (say, under a filter).
 fn print_ratios(run_started: SystemTime) {
-    let args: Vec<String> = std::env::args().collect();
-    if !args.iter().any(|a| a == "--bench") || args.iter().any(|a| a == "--test" || a == "--list") {
+    if !common::measuring() {
         return;
     }
-    let Some(dir) = criterion_dir() else {
+    let Some(dir) = common::criterion_dir() else {
         return;
     };
-    let median = |group: &str, bench: &str| -> Option<f64> {
-        let path = dir
-            .join(group)
-            .join(bench)
-            .join("new")
-            .join("estimates.json");
-        let fresh = fs::metadata(&path).ok()?.modified().ok()? >= run_started;
-        fresh.then(|| read_median(&path)).flatten()
-    };
+    let median = |group: &str, bench: &str| common::fresh_median(&dir, group, bench, run_started);
 
     println!();
     println!("Ratios of medians (scope-stack time / peer time; below 1.0 = scope-stack faster):");
@@ -340,27 +331,4 @@ fn print_ratios(run_started: SystemTime) {
         };
         println!("{group:<18} {ours:<16} {peer:<18} {ratio:>7.2}  {verdict}");
     }
-}
-
-/// Where criterion writes its results, found the way criterion finds it.
-fn criterion_dir() -> Option<PathBuf> {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return Some(PathBuf::from(home));
-    }
-    if let Some(target) = std::env::var_os("CARGO_TARGET_DIR") {
-        return Some(Path::new(&target).join("criterion"));
-    }
-    // The bench binary lives in `<target>/<profile>/deps/`.
-    let exe = std::env::current_exe().ok()?;
-    Some(exe.parent()?.parent()?.parent()?.join("criterion"))
-}
-
-/// The median's point estimate from criterion's `estimates.json`.
-fn read_median(path: &Path) -> Option<f64> {
-    let json = fs::read_to_string(path).ok()?;
-    let median = &json[json.find("\"median\"")?..];
-    let value = &median[median.find("\"point_estimate\"")? + "\"point_estimate\"".len()..];
-    let value = value.trim_start().strip_prefix(':')?.trim_start();
-    let end = value.find([',', '}'])?;
-    value[..end].trim().parse().ok()
 }

@@ -5,6 +5,7 @@
 //! Under Miri the loops shrink to a few hundred operations.
 
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use scope_stack::{LinearAllocator, PoolBox};
 
@@ -14,7 +15,7 @@ fn ops_per_thread() -> usize {
     if cfg!(miri) {
         200
     } else {
-        300_000 // 4 threads: 1.2M inserts or erases
+        300_000 // 4 threads: 1.2M inserts or erases per run
     }
 }
 
@@ -81,17 +82,24 @@ impl SlotMap {
     }
 }
 
-#[test]
-fn many_threads_insert_and_erase() {
-    const CAPACITY: usize = 64;
+/// A box in flight between threads in the cross-thread variant, with who made it.
+type Handed<'p> = (PoolBox<'p, Payload>, u32, u32);
+
+/// `threads` threads insert and erase on a pool of `capacity` slots in `shards`
+/// shards, each holding up to `hold` objects (so together they can fill the pool and
+/// must steal from each other's shards). With `cross`, a thread also hands some of its
+/// boxes to a shared tray, and others free them: frees into a shard the freeing
+/// thread does not live in.
+fn stress(threads: usize, capacity: usize, shards: usize, hold: usize, cross: bool) {
     let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
     memory.scope("stress", |scope| {
-        let pool = &*scope.new_pool::<Payload>(CAPACITY);
+        let pool = &*scope.new_pool_with_shards::<Payload>(capacity, shards);
 
         // Learn every slot's address by filling the pool once.
-        let all: Vec<_> = (0..CAPACITY)
+        let all: Vec<_> = (0..capacity)
             .map(|i| pool.insert(Payload::new(0, i as u32)).unwrap())
             .collect();
+        assert!(pool.is_full());
         let mut addrs: Vec<usize> = all
             .iter()
             .map(|b| &**b as *const Payload as usize)
@@ -101,22 +109,39 @@ fn many_threads_insert_and_erase() {
         let slots = SlotMap {
             base: addrs[0],
             stride: std::mem::size_of::<Payload>(),
-            owners: (0..CAPACITY).map(|_| AtomicU32::new(0)).collect(),
+            owners: (0..capacity).map(|_| AtomicU32::new(0)).collect(),
         };
         let slots = &slots;
         let full_seen = AtomicUsize::new(0);
+        let tray: Mutex<Vec<Handed<'_>>> = Mutex::new(Vec::new());
 
         let leftovers: Vec<Vec<(PoolBox<'_, Payload>, u32)>> = std::thread::scope(|s| {
-            let workers: Vec<_> = (0..THREADS as u32)
+            let workers: Vec<_> = (0..threads as u32)
                 .map(|t| {
-                    let full_seen = &full_seen;
+                    let (full_seen, tray) = (&full_seen, &tray);
                     s.spawn(move || {
                         let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ ((t as u64 + 1) * 0x1234_5678));
                         let mut held: Vec<(PoolBox<'_, Payload>, u32)> = Vec::new();
                         for seq in 0..ops_per_thread() as u32 {
-                            // Hold up to 24 objects each: 4 threads can fill the pool.
+                            let roll = rng.next();
+                            if cross && roll % 8 == 0 {
+                                // Hand one over, or free one that another thread made.
+                                let mut tray = tray.lock().unwrap();
+                                if roll % 16 == 0 && !held.is_empty() {
+                                    let (b, s) = held.swap_remove(0);
+                                    tray.push((b, t, s));
+                                } else if let Some((b, owner, s)) = tray.pop() {
+                                    drop(tray);
+                                    b.assert_intact(owner, s);
+                                    slots.unclaim(&b, owner);
+                                    drop(b);
+                                }
+                                continue;
+                            }
+                            // Inserts twice as often as erases, so the threads keep
+                            // close to `hold` objects each and often fill the pool.
                             let insert =
-                                held.is_empty() || (held.len() < 24 && rng.next() % 2 == 0);
+                                held.is_empty() || (held.len() < hold && rng.next() % 3 != 0);
                             if insert {
                                 match pool.insert(Payload::new(t, seq)) {
                                     Ok(mut b) => {
@@ -150,22 +175,27 @@ fn many_threads_insert_and_erase() {
             workers.into_iter().map(|w| w.join().unwrap()).collect()
         });
 
-        let live: usize = leftovers.iter().map(Vec::len).sum();
+        let tray = tray.into_inner().unwrap();
+        let live: usize = leftovers.iter().map(Vec::len).sum::<usize>() + tray.len();
         assert_eq!(pool.len(), live);
-        assert!(pool.high_water_len() <= CAPACITY);
+        assert!(pool.high_water_len() <= capacity);
         for (t, held) in leftovers.iter().enumerate() {
             for (b, s) in held {
                 b.assert_intact(t as u32, *s);
             }
         }
-        drop(leftovers);
+        for (b, owner, s) in &tray {
+            b.assert_intact(*owner, *s);
+        }
+        drop((leftovers, tray));
         assert_eq!(pool.len(), 0);
         assert!(!pool.is_full());
         // Every slot is free again: the pool can be filled exactly once more.
-        let refill: Vec<_> = (0..CAPACITY)
+        let refill: Vec<_> = (0..capacity)
             .map(|i| pool.insert(Payload::new(9, i as u32)).unwrap())
             .collect();
         assert!(pool.is_full());
+        assert!(pool.insert(Payload::new(9, 0)).is_err());
         drop(refill);
         if !cfg!(miri) {
             assert!(
@@ -174,6 +204,34 @@ fn many_threads_insert_and_erase() {
             );
         }
     });
+}
+
+#[test]
+fn many_threads_insert_and_erase() {
+    // 4 threads holding up to 24 each can fill the 64 slots (2 shards by default).
+    stress(
+        THREADS,
+        64,
+        scope_stack::Pool::<Payload>::default_shards(64),
+        24,
+        false,
+    );
+}
+
+#[test]
+fn more_threads_than_cores_steal_across_eight_shards() {
+    // 8 threads, 8 shards of 8 slots, up to 12 held each: homes overflow all the time.
+    stress(8, 64, 8, 12, false);
+}
+
+#[test]
+fn boxes_freed_on_other_threads_go_home_to_their_shards() {
+    stress(4, 64, 4, 24, true);
+}
+
+#[test]
+fn one_shard_many_threads() {
+    stress(2, 32, 1, 20, true);
 }
 
 #[test]
