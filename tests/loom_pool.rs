@@ -12,11 +12,18 @@
 use loom::thread;
 use scope_stack::{LinearAllocator, Pool};
 
-/// Runs `f` with a fresh pool of `capacity` slots.
+/// Runs `f` with a fresh pool of `capacity` slots (one shard: loom's pools are small).
 fn with_pool(capacity: usize, f: impl FnOnce(&'static Pool<'static, u32>)) {
-    let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    with_sharded_pool(capacity, 1, f)
+}
+
+/// Runs `f` with a fresh pool of `capacity` slots in `shards` shards. Under loom every
+/// thread's home shard is 0; `insert_in_shard` starts elsewhere.
+fn with_sharded_pool(capacity: usize, shards: usize, f: impl FnOnce(&'static Pool<'static, u32>)) {
+    let mut memory = LinearAllocator::with_capacity(8192).unwrap();
     memory.scope("loom", |scope| {
-        let pool: &Pool<'_, u32> = scope.new_pool::<u32>(capacity);
+        let pool: &Pool<'_, u32> = scope.new_pool_with_shards::<u32>(capacity, shards);
+        assert_eq!(pool.shard_count(), shards);
         // SAFETY: `f` joins every thread it spawns before returning, and the pool
         // outlives this closure; the `'static` is never observed past it.
         let pool: &'static Pool<'static, u32> =
@@ -135,6 +142,96 @@ fn two_waiters_one_slot_both_finish() {
             let mut got: Vec<u32> = waiters.into_iter().map(|w| w.join().unwrap()).collect();
             got.sort();
             assert_eq!(got, [2, 3]);
+        });
+    });
+}
+
+// ----- shards -----
+
+/// A thread whose home shard is empty steals from shard 1 while another thread frees a
+/// slot into shard 1. Shard 1 has a free slot throughout, so the steal must succeed,
+/// and the two never share a slot.
+#[test]
+fn steal_races_a_free_into_the_same_shard() {
+    model(|| {
+        // Two shards of two slots: box `a` fills shard 0, `b` half of shard 1.
+        with_sharded_pool(4, 2, |pool| {
+            let a: Vec<_> = (0..2)
+                .map(|i| pool.insert_in_shard(0, i).unwrap())
+                .collect();
+            let b = pool.insert_in_shard(1, 10).unwrap();
+            let freer = thread::spawn(move || drop(b));
+            let thief = thread::spawn(move || {
+                let mut got = pool
+                    .insert_in_shard(0, 20)
+                    .expect("shard 1 had a free slot");
+                *got += 1;
+                assert_eq!(*got, 21);
+                got.into_inner()
+            });
+            freer.join().unwrap();
+            assert_eq!(thief.join().unwrap(), 21);
+            drop(a);
+        });
+    });
+}
+
+/// With no frees going on, `insert` fails only when every slot is taken: three threads
+/// starting in different shards race for the two slots of two shards, and exactly two
+/// of them get one.
+#[test]
+fn full_is_detected_across_shards() {
+    model(|| {
+        with_sharded_pool(2, 2, |pool| {
+            let threads: Vec<_> = (0..3u32)
+                .map(|t| thread::spawn(move || pool.insert_in_shard(t as usize, t).ok()))
+                .collect();
+            let boxes: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+            assert_eq!(boxes.iter().flatten().count(), 2);
+            for (t, b) in boxes.iter().enumerate() {
+                if let Some(b) = b {
+                    assert_eq!(**b, t as u32);
+                }
+            }
+        });
+    });
+}
+
+/// The ABA interleaving on one shard of a sharded pool: both threads start in shard 0,
+/// and one inserts, erases and inserts again while the other is between reading the
+/// shard's head and its compare-exchange.
+#[test]
+fn insert_erase_insert_aba_in_one_shard() {
+    model(|| {
+        with_sharded_pool(4, 2, |pool| {
+            let a = thread::spawn(move || pool.insert_in_shard(0, 1).ok().map(|b| b.into_inner()));
+            let b = thread::spawn(move || {
+                let x = pool.insert_in_shard(0, 2).ok();
+                let y = pool.insert_in_shard(0, 3).ok();
+                drop(x);
+                let z = pool.insert_in_shard(0, 4).ok();
+                let y = y.map(|b| b.into_inner());
+                let z = z.map(|b| b.into_inner());
+                assert!(y.is_none_or(|v| v == 3) && z.is_none_or(|v| v == 4));
+            });
+            // Four slots for at most three objects: nobody finds the pool full.
+            assert_eq!(a.join().unwrap(), Some(1));
+            b.join().unwrap();
+        });
+    });
+}
+
+/// A waiter whose home is shard 0 is woken by a free into shard 1.
+#[test]
+fn insert_wait_is_woken_by_a_free_into_another_shard() {
+    model(|| {
+        with_sharded_pool(2, 2, |pool| {
+            let home = pool.insert_in_shard(0, 1).unwrap();
+            let other = pool.insert_in_shard(1, 2).unwrap();
+            let waiter = thread::spawn(move || pool.insert_wait(3).into_inner());
+            drop(other);
+            assert_eq!(waiter.join().unwrap(), 3);
+            drop(home);
         });
     });
 }
