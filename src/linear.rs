@@ -384,10 +384,22 @@ impl LinearAllocator {
         self.rewind(cursor, keep_to);
     }
 
-    /// Offset of an address from the start of the block.
+    /// Offset of an address inside the block (or one past it) from the block's start.
+    /// An address outside gives the nearest offset that is inside, so a report never
+    /// subtracts blindly (zero-sized arrays have dangling addresses; see
+    /// [`offset_in_block`](Self::offset_in_block) to tell them apart).
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) fn offset_of(&self, addr: usize) -> usize {
-        addr - self.start
+        addr.clamp(self.start, self.end) - self.start
+    }
+
+    /// Offset of `addr` from the start of the block, or `None` if it is not inside the
+    /// block (or one past it).
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn offset_in_block(&self, addr: usize) -> Option<usize> {
+        (self.start..=self.end)
+            .contains(&addr)
+            .then(|| addr - self.start)
     }
 
     /// Bytes the innermost scope may still allocate.
