@@ -1,7 +1,9 @@
 //! Regression tests for bugs found after release (issue 13, "Hardening"): each test
 //! describes the behaviour that was broken.
 
+use std::cell::Cell;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Arc, Mutex};
 
 use scope_stack::{LinearAllocator, MemoryMap};
 
@@ -104,4 +106,181 @@ fn zero_sized_dense_pools_stores_and_empty_slices_keep_the_map_inside_the_block(
         });
         assert_map_inside_block(&level.report());
     });
+}
+
+// ----- a panicking slice initialiser gives its bytes back -----
+
+#[test]
+fn a_panicking_fill_gives_the_slice_back() {
+    let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    memory.scope("level", |s| {
+        s.new_pod([1u8; 17]);
+        let before = s.used();
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            s.alloc_slice_fill_with(8, |i| if i == 3 { panic!("element 3") } else { i })
+        }));
+        assert!(r.is_err());
+        assert_eq!(s.used(), before);
+        // The next allocation lands where the failed slice began.
+        let next = s.alloc_slice_fill_with(2, |i| i as u64);
+        assert_eq!(next, &[0, 1]);
+        assert_eq!(s.used(), 24 + 16);
+    });
+}
+
+struct Counted {
+    id: usize,
+    drops: Arc<Mutex<Vec<usize>>>,
+    panic_on_clone: bool,
+}
+
+impl Clone for Counted {
+    fn clone(&self) -> Counted {
+        if self.panic_on_clone {
+            panic!("clone of {} failed", self.id);
+        }
+        Counted {
+            id: self.id + 100,
+            drops: self.drops.clone(),
+            panic_on_clone: false,
+        }
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.drops.lock().unwrap().push(self.id);
+    }
+}
+
+#[test]
+fn a_panicking_fill_of_values_that_need_drop_drops_each_once_and_gives_the_bytes_back() {
+    let drops = Arc::new(Mutex::new(Vec::new()));
+    let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    memory.scope("level", |s| {
+        s.new_pod([1u8; 17]);
+        let before = s.used();
+        let finalizers = s.finalizer_count();
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            s.alloc_slice_fill_with(6, |i| {
+                if i == 4 {
+                    panic!("element 4");
+                }
+                Counted {
+                    id: i,
+                    drops: drops.clone(),
+                    panic_on_clone: false,
+                }
+            })
+        }));
+        assert!(r.is_err());
+        assert_eq!(*drops.lock().unwrap(), [0, 1, 2, 3]);
+        assert_eq!(s.used(), before);
+        assert_eq!(s.finalizer_count(), finalizers);
+    });
+    // The scope's unwind runs no finalizer for the failed slice.
+    assert_eq!(*drops.lock().unwrap(), [0, 1, 2, 3]);
+    assert_eq!(memory.used(), 0);
+}
+
+#[test]
+fn a_panicking_clone_gives_the_slice_back() {
+    let drops = Arc::new(Mutex::new(Vec::new()));
+    let source: Vec<Counted> = (0..5)
+        .map(|id| Counted {
+            id,
+            drops: drops.clone(),
+            panic_on_clone: id == 3,
+        })
+        .collect();
+    let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    memory.scope("level", |s| {
+        s.new_pod([1u8; 17]);
+        let before = s.used();
+        let r = catch_unwind(AssertUnwindSafe(|| s.alloc_slice_clone(&source)));
+        assert!(r.is_err());
+        // The three clones that were made are dropped, once each.
+        assert_eq!(*drops.lock().unwrap(), [100, 101, 102]);
+        assert_eq!(s.used(), before);
+        assert_eq!(s.finalizer_count(), 0);
+        let r = catch_unwind(AssertUnwindSafe(|| s.try_alloc_slice_clone(&source)));
+        assert!(r.is_err());
+        assert_eq!(s.used(), before);
+    });
+    assert_eq!(drops.lock().unwrap().len(), 6);
+    drop(source);
+    assert_eq!(drops.lock().unwrap().len(), 11);
+}
+
+#[test]
+fn a_failed_fill_keeps_what_the_initialiser_allocated() {
+    // The initialiser allocates from the same scope, so the failed slice is no longer
+    // the newest allocation: nothing is given back, and what it allocated stays valid.
+    let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    memory.scope("level", |s| {
+        let kept = Cell::new(None);
+        let r = catch_unwind(AssertUnwindSafe(|| {
+            s.alloc_slice_fill_with(4, |i| {
+                if i == 2 {
+                    kept.set(Some(s.alloc_str("kept")));
+                    panic!("element 2");
+                }
+                i as u32
+            })
+        }));
+        assert!(r.is_err());
+        let used = s.used();
+        assert!(used >= 16 + 4, "{used}");
+        let kept = kept.take().unwrap();
+        s.new_pod(0xFFu32);
+        assert_eq!(kept, "kept");
+    });
+}
+
+#[test]
+fn a_run_of_objects_stays_whole_after_a_failed_fill() {
+    // Objects of one type placed back to back share a finalizer record; a failed slice
+    // between them must neither break nor double that run.
+    let drops = Arc::new(Mutex::new(Vec::new()));
+    let counted = |id| Counted {
+        id,
+        drops: drops.clone(),
+        panic_on_clone: false,
+    };
+    let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    memory.scope("level", |s| {
+        s.new_object(counted(1));
+        s.new_object(counted(2));
+        let records = s.finalizer_count();
+        let used = s.used();
+        for len in [1, 3] {
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                s.alloc_slice_fill_with(len, |i| {
+                    if i + 1 == len {
+                        panic!("last element");
+                    }
+                    counted(10 + i)
+                })
+            }));
+            assert!(r.is_err());
+            let r = catch_unwind(AssertUnwindSafe(|| {
+                s.alloc_slice_fill_with(len, |i| {
+                    if i + 1 == len {
+                        panic!("last element");
+                    }
+                    i as u64
+                })
+            }));
+            assert!(r.is_err());
+        }
+        assert_eq!(s.used(), used);
+        assert_eq!(*drops.lock().unwrap(), [10, 11]);
+        // The run goes on where it stopped: the third object needs no new record.
+        s.new_object(counted(3));
+        assert_eq!(s.finalizer_count(), records + 1);
+        assert_eq!(s.report().scopes[0].finalizer_offsets.len(), 1);
+        s.new_pod(7u8);
+        s.new_object(counted(4));
+    });
+    assert_eq!(*drops.lock().unwrap(), [10, 11, 4, 3, 2, 1]);
 }
