@@ -331,7 +331,9 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     pub fn used(&self) -> usize {
-        self.cursor.cur().saturating_sub(self.info.start)
+        self.alloc
+            .allocated_to(self.cursor.cur())
+            .saturating_sub(self.info.start)
     }
 
     /// How many finalizer records this scope holds (values whose destructor will run
@@ -1043,7 +1045,9 @@ impl<'s> ScopeStack<'s> {
     ///
     /// The text is written straight into free memory, so formatting needs no temporary
     /// buffer. While it runs, the rest of the block is reserved: a `Display` impl that
-    /// tries to allocate from the same block meanwhile gets an out-of-memory error.
+    /// tries to allocate from the same block meanwhile gets an out-of-memory error. The
+    /// reservation is not counted as use: `used`, the high-water mark and reports read
+    /// meanwhile show only what was allocated before.
     ///
     /// # Panics
     /// When the text does not fit, or a formatting implementation returns an error.
@@ -1093,12 +1097,12 @@ impl<'s> ScopeStack<'s> {
             cursor: &'a Cursor,
             reserved_to: usize,
             keep_to: usize,
+            outer: usize,
         }
         impl Drop for Reservation<'_> {
             fn drop(&mut self) {
-                if self.cursor.cur() == self.reserved_to {
-                    self.alloc.end_reservation(self.cursor, self.keep_to);
-                }
+                self.alloc
+                    .end_reservation(self.cursor, self.reserved_to, self.keep_to, self.outer);
             }
         }
 
@@ -1129,13 +1133,15 @@ impl<'s> ScopeStack<'s> {
         }
 
         // Reserve everything up to the limit while user formatting code runs; on a panic
-        // the reservation's drop gives it all back.
-        cursor.set_cur(limit);
+        // the reservation's drop gives it all back. Statistics read meanwhile (`used`,
+        // high-water marks, reports) leave the reservation out.
+        let outer = self.alloc.begin_reservation(cursor);
         let mut reservation = Reservation {
             alloc: self.alloc,
             cursor,
             reserved_to: limit,
             keep_to: start,
+            outer,
         };
         let mut w = Writer {
             cursor,
