@@ -14,6 +14,11 @@
 //! - `high_water` is the largest `cur` ever seen. It is brought up to date whenever
 //!   `cur` moves down (a rewind or an in-place free), so `max(high_water, cur)` is exact
 //!   without touching the allocation fast path.
+//! - While `ScopeStack::try_alloc_fmt` formats, the bump pointer sits at the limit to
+//!   reserve the rest of the block, and `reserved_from` holds where that reservation
+//!   began (`usize::MAX` when none is live). Nothing can be allocated above it until the
+//!   reservation ends, so every statistic reads `min(cur, reserved_from)`: a reservation
+//!   is never counted as use, nor as a high-water mark.
 //!
 //! The allocator itself never hands out memory: scopes do (see [`ScopeStack`]). Opening
 //! the outermost scope takes `&mut self`, so no two outermost scopes can be live at once.
@@ -77,6 +82,9 @@ pub struct LinearAllocator {
     innermost: Cell<Option<NonNull<ScopeInfo>>>,
     /// Largest `cur` seen so far (see the module docs).
     high_water: Cell<usize>,
+    /// Where the live formatting reservation began, or `usize::MAX` (see the module
+    /// docs).
+    reserved_from: Cell<usize>,
     /// The layout the block was reserved with, when it came from the global heap.
     #[cfg(feature = "alloc")]
     heap: Option<core::alloc::Layout>,
@@ -175,6 +183,7 @@ impl LinearAllocator {
             active: Cell::new(None),
             innermost: Cell::new(None),
             high_water: Cell::new(start),
+            reserved_from: Cell::new(usize::MAX),
             #[cfg(feature = "alloc")]
             heap: None,
         }
@@ -202,7 +211,7 @@ impl LinearAllocator {
     /// assert_eq!(block.used(), 0);
     /// ```
     pub fn used(&self) -> usize {
-        self.active_cursor().cur() - self.start
+        self.allocated_to(self.active_cursor().cur()) - self.start
     }
 
     /// Bytes still free in the block.
@@ -220,7 +229,9 @@ impl LinearAllocator {
     }
 
     /// The most bytes ever in use at once since the block was built. Use it to size
-    /// blocks for shipping.
+    /// blocks for shipping. Memory that
+    /// [`ScopeStack::alloc_fmt`](crate::ScopeStack::alloc_fmt) only reserved while it
+    /// formatted does not count; the text it kept does.
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -230,7 +241,8 @@ impl LinearAllocator {
     /// assert_eq!(block.high_water_mark(), 300);
     /// ```
     pub fn high_water_mark(&self) -> usize {
-        self.high_water.get().max(self.active_cursor().cur()) - self.start
+        let cur = self.allocated_to(self.active_cursor().cur());
+        self.high_water.get().max(cur) - self.start
     }
 
     /// Starts a new high-water period: the mark drops to the bytes in use now (0, since
@@ -244,7 +256,8 @@ impl LinearAllocator {
     /// assert_eq!(block.high_water_mark(), 0);
     /// ```
     pub fn reset_high_water_mark(&mut self) {
-        self.high_water.set(self.active_cursor().cur());
+        self.high_water
+            .set(self.allocated_to(self.active_cursor().cur()));
     }
 
     /// Opens the outermost scope, runs `f` with it, then unwinds it: finalizers run in
@@ -328,15 +341,18 @@ impl LinearAllocator {
 
     /// Calls `f` for every live scope, innermost first, with the bytes it holds itself
     /// (from its start to the next scope's start, or to the bump pointer).
+    ///
+    /// A scope opened during a formatting reservation begins above the reserved bytes
+    /// and owns nothing; the reserved bytes are no scope's own.
     pub(crate) fn for_each_live_scope(&self, mut f: impl FnMut(&ScopeInfo, usize)) {
-        let mut upper = self.active_cursor().cur();
+        let mut upper = self.allocated_to(self.active_cursor().cur());
         let mut at = self.innermost.get();
         while let Some(p) = at {
             // SAFETY: `innermost` and the `parent` links point at live scopes' records
             // (see `crate::scope_info`).
             let info = unsafe { p.as_ref() };
             f(info, upper.saturating_sub(info.start));
-            upper = info.start;
+            upper = self.allocated_to(info.start);
             at = info.parent;
         }
     }
@@ -365,29 +381,77 @@ impl LinearAllocator {
         self.innermost.set(info);
     }
 
-    /// Moves `cursor` back to `to`, recording the high-water mark first.
+    /// Moves `cursor` back to `to`, recording the high-water mark first (never above a
+    /// live reservation's start).
     #[inline]
     pub(crate) fn rewind(&self, cursor: &Cursor, to: usize) {
         let cur = cursor.cur();
         debug_assert!(to >= self.start && to <= cur);
-        self.high_water.set(self.high_water.get().max(cur));
+        self.high_water
+            .set(self.high_water.get().max(self.allocated_to(cur)));
         cursor.set_cur(to);
     }
 
-    /// Ends a temporary reservation (see `ScopeStack::try_alloc_fmt`): moves the bump
-    /// pointer back to `keep_to` and counts only `keep_to` towards the high-water mark,
-    /// since the reserved tail was never really used.
+    /// The highest address in use, given a bump pointer `cur`: `cur` itself, or the
+    /// start of the live formatting reservation if that is lower.
     #[inline]
-    pub(crate) fn end_reservation(&self, cursor: &Cursor, keep_to: usize) {
-        debug_assert!(keep_to <= cursor.cur());
-        cursor.set_cur(keep_to);
-        self.rewind(cursor, keep_to);
+    pub(crate) fn allocated_to(&self, cur: usize) -> usize {
+        cur.min(self.reserved_from.get())
     }
 
-    /// Offset of an address from the start of the block.
+    /// Starts a temporary reservation (see `ScopeStack::try_alloc_fmt`): moves the bump
+    /// pointer of `cursor` up to its limit, so nothing else can be allocated from the
+    /// block, and remembers where the reservation began so that statistics leave it out.
+    /// Returns what [`end_reservation`](Self::end_reservation) needs to undo it.
+    #[inline]
+    pub(crate) fn begin_reservation(&self, cursor: &Cursor) -> usize {
+        let from = cursor.cur();
+        cursor.set_cur(cursor.limit());
+        // A reservation made while another one lives (a scope nested in the formatting
+        // code formats too) lies above it, so the outer start stays the lower bound.
+        let outer = self.reserved_from.get();
+        self.reserved_from.set(outer.min(from));
+        outer
+    }
+
+    /// Ends a temporary reservation that ran up to `reserved_to`: moves the bump pointer
+    /// back to `keep_to` and counts only `keep_to` towards the high-water mark, since the
+    /// reserved tail was never really used. `outer` is what
+    /// [`begin_reservation`](Self::begin_reservation) returned. If the formatting code
+    /// moved the bump pointer (possible only when nothing could be reserved), it is
+    /// left where it is.
+    #[inline]
+    pub(crate) fn end_reservation(
+        &self,
+        cursor: &Cursor,
+        reserved_to: usize,
+        keep_to: usize,
+        outer: usize,
+    ) {
+        self.reserved_from.set(outer);
+        if cursor.cur() == reserved_to {
+            debug_assert!(keep_to <= reserved_to);
+            cursor.set_cur(keep_to);
+            self.rewind(cursor, keep_to);
+        }
+    }
+
+    /// Offset of an address inside the block (or one past it) from the block's start.
+    /// An address outside gives the nearest offset that is inside, so a report never
+    /// subtracts blindly (zero-sized arrays have dangling addresses; see
+    /// [`offset_in_block`](Self::offset_in_block) to tell them apart).
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) fn offset_of(&self, addr: usize) -> usize {
-        addr - self.start
+        addr.clamp(self.start, self.end) - self.start
+    }
+
+    /// Offset of `addr` from the start of the block, or `None` if it is not inside the
+    /// block (or one past it).
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn offset_in_block(&self, addr: usize) -> Option<usize> {
+        (self.start..=self.end)
+            .contains(&addr)
+            .then(|| addr - self.start)
     }
 
     /// Bytes the innermost scope may still allocate.

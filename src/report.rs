@@ -14,6 +14,7 @@ use core::fmt::{self, Write as _};
 
 use crate::linear::LinearAllocator;
 use crate::scope::ScopeStack;
+use crate::scope_info::{PoolLink, PoolSnapshot};
 
 /// A snapshot of a block: its totals and every live scope, outermost first.
 ///
@@ -114,7 +115,8 @@ pub struct PoolReport {
     pub capacity: usize,
     /// The most objects ever live at once.
     pub high_water_len: usize,
-    /// Offset of the pool's storage from the start of the block.
+    /// Offset of the pool's storage from the start of the block. Slots of a zero-sized
+    /// type take no memory; such a pool is shown where its side tables begin.
     pub offset: usize,
     /// Bytes of storage (slots and side tables).
     pub bytes: usize,
@@ -161,14 +163,15 @@ impl LinearAllocator {
                 let l = unsafe { l.as_ref() };
                 // SAFETY: as above; `snapshot` was registered with this link's pool.
                 let p = unsafe { (l.snapshot)(l) };
+                let offset = self.pool_offset(&p, l);
                 pools.push(PoolReport {
                     kind: l.kind,
                     type_name: short_type_name(l.type_name),
                     len: p.len,
                     capacity: p.capacity,
                     high_water_len: p.high_water_len,
-                    offset: self.offset_of(p.addr),
-                    bytes: p.bytes,
+                    offset,
+                    bytes: p.bytes.min(self.capacity() - offset),
                 });
                 link = l.next;
             }
@@ -178,7 +181,7 @@ impl LinearAllocator {
                 depth: info.depth(),
                 start,
                 own_bytes: own,
-                inclusive_bytes: end - start,
+                inclusive_bytes: end.saturating_sub(start),
                 finalizers: info.chain.len(),
                 finalizer_offsets,
                 budget: info.budget,
@@ -192,6 +195,21 @@ impl LinearAllocator {
             high_water_mark: self.high_water_mark(),
             scopes,
         }
+    }
+}
+
+impl LinearAllocator {
+    /// Where a pool's storage begins, as an offset inside the block.
+    ///
+    /// A pool's storage address is outside the block when its first array holds a
+    /// zero-sized type: Rust gives such an array a dangling address, since it takes no
+    /// memory. The pool's side tables (`link.ptr`, scope memory by the contract of
+    /// `PoolLink`) were carved right after it, so they mark where its bytes begin. If
+    /// even those are elsewhere, the pool is shown where its link record sits.
+    fn pool_offset(&self, p: &PoolSnapshot, link: &PoolLink) -> usize {
+        self.offset_in_block(p.addr)
+            .or_else(|| self.offset_in_block(link.ptr.as_ptr().addr()))
+            .unwrap_or_else(|| self.offset_of(core::ptr::from_ref(link).addr()))
     }
 }
 
@@ -254,8 +272,8 @@ impl MemoryMap {
         let mut bar = String::with_capacity(BAR);
         for i in 0..BAR {
             let lo = start;
-            let own_end = start + own;
-            let end = start + inclusive;
+            let own_end = start.saturating_add(own);
+            let end = start.saturating_add(inclusive);
             // Cell i covers [i, i + 1) * capacity / BAR; mark it if the range touches it.
             let c = if own > 0 && cell(lo) <= i && i <= cell(own_end.saturating_sub(1)) {
                 '#'

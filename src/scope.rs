@@ -331,7 +331,9 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     pub fn used(&self) -> usize {
-        self.cursor.cur().saturating_sub(self.info.start)
+        self.alloc
+            .allocated_to(self.cursor.cur())
+            .saturating_sub(self.info.start)
     }
 
     /// How many finalizer records this scope holds (values whose destructor will run
@@ -876,7 +878,9 @@ impl<'s> ScopeStack<'s> {
     }
 
     /// Clones every element of a slice into the scope. If `T` needs drop, one finalizer
-    /// record covers the whole slice.
+    /// record covers the whole slice. If a `clone` panics, the clones made so far are
+    /// dropped and the slice's memory is given back, as in
+    /// [`alloc_slice_fill_with`](Self::alloc_slice_fill_with).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -910,7 +914,8 @@ impl<'s> ScopeStack<'s> {
 
     /// Builds a slice of `len` elements from `f(0), f(1), ...`. If `T` needs drop, one
     /// finalizer record covers the whole slice. If `f` panics, the elements built so far
-    /// are dropped and the panic goes on.
+    /// are dropped and the panic goes on; the slice's memory is given back too, unless
+    /// `f` allocated from this scope meanwhile.
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -944,16 +949,19 @@ impl<'s> ScopeStack<'s> {
         len: usize,
         mut f: impl FnMut(usize) -> T,
     ) -> Result<&'s mut [T], AllocError> {
+        let from = self.cursor.cur();
         if !needs_drop::<T>() || len == 0 {
             let dst = if size_of::<T>() == 0 {
                 dangling(align_of::<T>()).cast::<T>()
             } else {
                 self.try_alloc_array_uninit::<T>(len)?
             };
+            let give_back = self.give_back_on_panic(from);
             // SAFETY: `dst` has room for `len` elements (or `T` is zero-sized); `fill`
             // initialises all of them or drops what it built and panics.
             unsafe {
                 fill(dst, len, &mut f);
+                core::mem::forget(give_back);
                 return Ok(core::slice::from_raw_parts_mut(dst.as_ptr(), len));
             }
         }
@@ -972,13 +980,33 @@ impl<'s> ScopeStack<'s> {
             .cursor
             .bump_any(size, align)
             .ok_or_else(|| self.oom(size, align))?;
+        let give_back = self.give_back_on_panic(from);
         // SAFETY: `record` has room for the slice record and `len` elements at the right
-        // alignment. The record is linked only once every element is built.
+        // alignment. The record is linked only once every element is built, so a panic
+        // in `f` leaves it unlinked and the guard may release its bytes.
         unsafe {
             let first = finalizer::write_slice_record::<T>(record, len);
             fill(first, len, &mut f);
+            core::mem::forget(give_back);
             self.info.chain.link(record);
             Ok(core::slice::from_raw_parts_mut(first.as_ptr(), len))
+        }
+    }
+
+    /// A guard for a slice that was just bump-allocated from `from` up to the bump
+    /// pointer and is about to be filled by user code. If that code panics (the guard is
+    /// dropped rather than forgotten) and the slice is still the newest allocation, the
+    /// bump pointer goes back to `from`: the elements built so far have already been
+    /// dropped by `fill`, and no finalizer record was linked.
+    ///
+    /// If the user code allocated from this scope meanwhile, the slice is no longer at
+    /// the top and its bytes stay taken until the scope ends, like any hole.
+    fn give_back_on_panic(&self, from: usize) -> GiveBack<'s> {
+        GiveBack {
+            alloc: self.alloc,
+            cursor: self.cursor,
+            from,
+            to: self.cursor.cur(),
         }
     }
 
@@ -1017,7 +1045,9 @@ impl<'s> ScopeStack<'s> {
     ///
     /// The text is written straight into free memory, so formatting needs no temporary
     /// buffer. While it runs, the rest of the block is reserved: a `Display` impl that
-    /// tries to allocate from the same block meanwhile gets an out-of-memory error.
+    /// tries to allocate from the same block meanwhile gets an out-of-memory error. The
+    /// reservation is not counted as use: `used`, the high-water mark and reports read
+    /// meanwhile show only what was allocated before.
     ///
     /// # Panics
     /// When the text does not fit, or a formatting implementation returns an error.
@@ -1067,12 +1097,12 @@ impl<'s> ScopeStack<'s> {
             cursor: &'a Cursor,
             reserved_to: usize,
             keep_to: usize,
+            outer: usize,
         }
         impl Drop for Reservation<'_> {
             fn drop(&mut self) {
-                if self.cursor.cur() == self.reserved_to {
-                    self.alloc.end_reservation(self.cursor, self.keep_to);
-                }
+                self.alloc
+                    .end_reservation(self.cursor, self.reserved_to, self.keep_to, self.outer);
             }
         }
 
@@ -1103,13 +1133,15 @@ impl<'s> ScopeStack<'s> {
         }
 
         // Reserve everything up to the limit while user formatting code runs; on a panic
-        // the reservation's drop gives it all back.
-        cursor.set_cur(limit);
+        // the reservation's drop gives it all back. Statistics read meanwhile (`used`,
+        // high-water marks, reports) leave the reservation out.
+        let outer = self.alloc.begin_reservation(cursor);
         let mut reservation = Reservation {
             alloc: self.alloc,
             cursor,
             reserved_to: limit,
             keep_to: start,
+            outer,
         };
         let mut w = Writer {
             cursor,
@@ -1150,6 +1182,32 @@ impl fmt::Debug for ScopeStack<'_> {
             .field("used", &self.used())
             .field("finalizers", &self.finalizer_count())
             .finish()
+    }
+}
+
+/// Releases a slice whose initialiser panicked; see `ScopeStack::give_back_on_panic`.
+struct GiveBack<'a> {
+    alloc: &'a LinearAllocator,
+    cursor: &'a Cursor,
+    /// The bump pointer before the slice was carved.
+    from: usize,
+    /// The bump pointer right after it.
+    to: usize,
+}
+
+impl Drop for GiveBack<'_> {
+    #[cold]
+    fn drop(&mut self) {
+        // The bump pointer is where the slice left it, so nothing handed out since lies
+        // above `from`: code that allocated meanwhile either moved it higher or gave
+        // everything back in place. (A scratch scope opened meanwhile used a cursor of
+        // its own and has ended.) The finalizer chain is untouched: its newest record
+        // ends at or below `from`, so a run of objects can go on growing from there.
+        if self.cursor.cur() == self.to && self.to != self.from {
+            #[cfg(feature = "debug-fill")]
+            crate::debug_fill::released(self.cursor, self.from);
+            self.alloc.rewind(self.cursor, self.from);
+        }
     }
 }
 

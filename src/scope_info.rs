@@ -85,7 +85,9 @@ pub(crate) struct PoolSnapshot {
     pub(crate) capacity: usize,
     /// The most objects ever live at once.
     pub(crate) high_water_len: usize,
-    /// Address of the pool's storage (slots and side tables).
+    /// Address of the pool's storage (slots and side tables). When the first array is
+    /// of a zero-sized type this is a dangling address outside the block; the report
+    /// then places the pool at `PoolLink::ptr`.
     pub(crate) addr: usize,
     /// Bytes of that storage.
     pub(crate) bytes: usize,
@@ -100,7 +102,9 @@ pub(crate) struct PoolSnapshot {
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 pub(crate) struct PoolLink {
     /// Pool-defined: memory the pool shares with the report (scope memory that the pool
-    /// itself only reaches through raw pointers).
+    /// itself only reaches through raw pointers). Reports use it to place a pool whose
+    /// storage address is dangling (see `PoolSnapshot::addr`), so it should point into
+    /// the block, at memory carved together with the pool's storage.
     pub(crate) ptr: NonNull<u8>,
     /// Pool-defined words (sizes, counts).
     pub(crate) words: [usize; 5],

@@ -2,7 +2,8 @@
 //! "Memory Layout" diagrams of the scope-stack talk.
 //!
 //! Invariant: the drawing is a pure function of a [`MemoryMap`] snapshot; positions are
-//! proportional to offsets in the block, and every name is XML-escaped.
+//! proportional to offsets in the block (anything past its end is drawn at the end, and
+//! no sum of offsets can overflow), and every name is XML-escaped.
 
 use alloc::string::String;
 use core::fmt::Write as _;
@@ -59,11 +60,12 @@ impl MemoryMap {
             .map_or(0, |d| d + 1);
         let height = BAND_Y + BAND_H + 70.0 + 18.0 * depth_rows as f64;
         let inner = WIDTH - 2.0 * MARGIN;
+        // Offsets past the block (a map edited by hand) are drawn at its end.
         let x = |off: usize| -> f64 {
             if self.capacity == 0 {
                 MARGIN
             } else {
-                MARGIN + inner * (off as f64 / self.capacity as f64)
+                MARGIN + inner * (off.min(self.capacity) as f64 / self.capacity as f64)
             }
         };
         let mut s = String::new();
@@ -94,7 +96,7 @@ impl MemoryMap {
         for scope in &self.scopes {
             let colour = SCOPE_COLOURS[scope.depth as usize % SCOPE_COLOURS.len()];
             let x0 = x(scope.start);
-            let own_w = (x(scope.start + scope.own_bytes) - x0).max(1.0);
+            let own_w = (x(scope.start.saturating_add(scope.own_bytes)) - x0).max(1.0);
             let _ = writeln!(
                 s,
                 "<rect class=\"scope\" x=\"{x0:.2}\" y=\"{BAND_Y}\" width=\"{own_w:.2}\" \
@@ -106,7 +108,7 @@ impl MemoryMap {
             // Label below the band, one row per depth, with a bracket over the
             // inclusive extent.
             let row_y = BAND_Y + BAND_H + 22.0 + 18.0 * scope.depth as f64;
-            let x1 = x(scope.start + scope.inclusive_bytes).max(x0 + 1.0);
+            let x1 = x(scope.start.saturating_add(scope.inclusive_bytes)).max(x0 + 1.0);
             let _ = writeln!(
                 s,
                 "<line x1=\"{x0:.2}\" y1=\"{y:.2}\" x2=\"{x1:.2}\" y2=\"{y:.2}\" stroke=\"{colour}\" \
@@ -118,7 +120,7 @@ impl MemoryMap {
             );
             for (i, pool) in scope.pools.iter().enumerate() {
                 let px = x(pool.offset);
-                let pw = (x(pool.offset + pool.bytes) - px).max(1.0);
+                let pw = (x(pool.offset.saturating_add(pool.bytes)) - px).max(1.0);
                 let _ = writeln!(
                     s,
                     "<rect class=\"pool\" x=\"{px:.2}\" y=\"{y:.2}\" width=\"{pw:.2}\" \
