@@ -1,14 +1,18 @@
 //! Reads per second while another thread commits, and the cost of write + commit:
 //! `Store` against `RwLock<HashMap<Id, T>>` and a `Vec` of `arc_swap::ArcSwap<T>`.
 //!
+//! A third group measures one writer's `write` + `commit` rate while 0, 1, 3 and 7
+//! reader threads read (see `write_commit_with_readers`).
+//!
 //! Run with `cargo bench --bench store`. Each read benchmark starts a writer thread
 //! that keeps replacing objects for as long as the benchmark runs, so reads always
 //! compete with writes (the store's readers never wait; the RwLock's readers do).
 
 use std::collections::HashMap;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
+use std::time::{Duration, Instant};
 
 use arc_swap::ArcSwap;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
@@ -244,5 +248,104 @@ fn write_and_commit(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, reads_under_write_load, write_and_commit);
+/// Commits per frame in the write + commit benchmark with readers: enough that a frame
+/// is long next to starting its reader threads.
+const COMMITS_PER_READ_FRAME: u64 = 4096;
+
+/// The calling thread's CPU time, where the platform has a clock for it.
+#[cfg(target_os = "linux")]
+fn thread_cpu_time() -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0;
+    ok.then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
+#[cfg(not(target_os = "linux"))]
+fn thread_cpu_time() -> Option<Duration> {
+    None
+}
+
+/// One writer doing `write` + `commit` while `readers` threads read random objects as
+/// fast as they can. Readers never block the writer, and the versions come from the
+/// store's sharded pool, so the writer's rate must not fall as readers are added.
+///
+/// The time reported is the writer thread's CPU time during its commits (wall time
+/// where no per-thread clock exists), so that on a machine with fewer cores than
+/// threads the figure shows what the readers cost the writer through shared memory,
+/// not the CPU share the scheduler gives it. On a machine with a core per thread the
+/// two agree.
+fn write_commit_with_readers(c: &mut Criterion) {
+    let mut group = c.benchmark_group("store/write_commit_readers");
+    group.throughput(Throughput::Elements(1));
+    let versions = OBJECTS + COMMITS_PER_READ_FRAME as usize + 8;
+    let need = Store::<Asset>::memory_needed(OBJECTS, versions).unwrap();
+    let mut memory = LinearAllocator::with_capacity(need).unwrap();
+    memory.scope("bench", |scope| {
+        let store = scope.new_store::<Asset>(OBJECTS, versions);
+        let ids: Vec<Id> = (0..OBJECTS as u64)
+            .map(|i| store.create(Asset::new(i)).ok().unwrap())
+            .collect();
+        let ids = &ids;
+        for readers in [0usize, 1, 3, 7] {
+            group.bench_function(format!("readers_{readers}"), |b| {
+                b.iter_custom(|iters| {
+                    let mut total = Duration::ZERO;
+                    let mut left = iters;
+                    let mut i = 11;
+                    while left > 0 {
+                        let n = left.min(COMMITS_PER_READ_FRAME);
+                        left -= n;
+                        let shared = &*store;
+                        let stop = AtomicBool::new(false);
+                        let running = AtomicUsize::new(0);
+                        total += std::thread::scope(|s| {
+                            for r in 0..readers {
+                                let (stop, running) = (&stop, &running);
+                                s.spawn(move || {
+                                    running.fetch_add(1, Ordering::Relaxed);
+                                    let mut j = r as u64 + 100;
+                                    while !stop.load(Ordering::Relaxed) {
+                                        for _ in 0..64 {
+                                            let a = shared.read(ids[next(&mut j)]).unwrap();
+                                            black_box(a.flags);
+                                        }
+                                    }
+                                });
+                            }
+                            while running.load(Ordering::Relaxed) < readers {
+                                std::thread::yield_now();
+                            }
+                            let (wall, cpu) = (Instant::now(), thread_cpu_time());
+                            for _ in 0..n {
+                                let mut d = shared.write(black_box(ids[next(&mut i)])).unwrap();
+                                d.flags += 1;
+                                shared.commit(d).ok().unwrap();
+                            }
+                            let took = match (cpu, thread_cpu_time()) {
+                                (Some(a), Some(b)) => b - a,
+                                _ => wall.elapsed(),
+                            };
+                            stop.store(true, Ordering::Relaxed);
+                            took
+                        });
+                        store.end_frame();
+                    }
+                    total
+                })
+            });
+        }
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    reads_under_write_load,
+    write_and_commit,
+    write_commit_with_readers
+);
 criterion_main!(benches);

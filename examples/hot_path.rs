@@ -2,7 +2,8 @@
 //!
 //! Each `#[inline(never)]` function below does exactly one small allocation through one
 //! allocator, so its body is that allocator's fast path and nothing else (`ours_scope`
-//! and `bump_scope_scoped` open and close one empty scope instead). `main` calls each of
+//! and `bump_scope_scoped` open and close one empty scope instead; `pool_pair` and
+//! `box_pair` make and free one small object through a `Pool` and the global heap). `main` calls each of
 //! them `BATCHES * PER_BATCH` times, rewinding the arena between batches outside the
 //! measured functions, so no call takes a slow path (no chunk growth, no out-of-memory).
 //!
@@ -17,7 +18,7 @@
 
 use std::hint::black_box;
 
-use scope_stack::{LinearAllocator, ScopeStack};
+use scope_stack::{LinearAllocator, Pool, ScopeStack};
 
 /// Number of times the arena is rewound.
 const BATCHES: u32 = 1_000;
@@ -91,6 +92,23 @@ fn bump_scope_scoped(b: &mut bump_scope::Bump) {
     });
 }
 
+// ----- pools: one insert + free pair -----
+
+/// A small game object, as in the pool benchmarks.
+type Obj = [u64; 4];
+
+#[inline(never)]
+fn pool_pair(p: &Pool<'_, Obj>, v: u64) {
+    let b = p.insert([v; 4]).unwrap_or_else(|_| unreachable!());
+    black_box(&*b);
+}
+
+#[inline(never)]
+fn box_pair(v: u64) {
+    let b = Box::new([v; 4]);
+    black_box(&*b);
+}
+
 /// Interleaves the three sizes, so the bump pointer is usually misaligned when a call
 /// starts. The fast paths are branch-free in the alignment, so this changes no counts; it
 /// only keeps the measurement honest.
@@ -110,7 +128,15 @@ fn main() {
         for _ in 0..BATCHES * PER_BATCH {
             ours_scope(black_box(root));
         }
+        // A pool built for many threads (32 shards), used from this one.
+        let pool = root.new_pool::<Obj>(1024);
+        for i in 0..BATCHES * PER_BATCH {
+            pool_pair(black_box(pool), u64::from(i));
+        }
     });
+    for i in 0..BATCHES * PER_BATCH {
+        box_pair(black_box(u64::from(i)));
+    }
 
     let mut bumpalo = bumpalo::Bump::with_capacity(ARENA_BYTES);
     for _ in 0..BATCHES {

@@ -9,9 +9,15 @@
 //!   the memory rewinds, so the next level (with different pool sizes) reuses it.
 //!
 //! It prints a progress line per batch of frames, the memory map after each load, and at
-//! the end frames per second, allocations per second, and how many global-heap
+//! the end frames per second, allocations per second, the share of the workers' frame
+//! time spent waiting for each other at the frame barrier, and how many global-heap
 //! allocations happened while frames ran (counted by the global allocator below; it
 //! must be 0).
+//!
+//! The pools get one shard per worker (plus one for the main thread), so each worker
+//! spawns into its own slots. Frames meet at a spin-then-yield barrier: a `std` barrier
+//! (a mutex and a condition variable) costs more than a frame's work once a dozen
+//! threads meet at it twice per frame.
 //!
 //! ```text
 //! cargo run --release --example level_streaming -- --frames 600 --threads 2 --levels 3
@@ -20,9 +26,9 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
+use crossbeam_utils::CachePadded;
 use scope_stack::{scratch, LinearAllocator, PoolBox};
 
 // ----- counting the global heap -----
@@ -140,6 +146,50 @@ fn parse_options() -> Options {
     o
 }
 
+// ----- the frame barrier -----
+
+/// A barrier for a fixed set of threads that meet thousands of times a second. An
+/// arriving thread counts itself in; the last one resets the count and starts the next
+/// generation, and the others spin on the generation (yielding after a while, in case
+/// there are more threads than cores). No lock, no sleep, no heap.
+struct FrameBarrier {
+    threads: usize,
+    arrived: CachePadded<AtomicUsize>,
+    generation: CachePadded<AtomicUsize>,
+}
+
+impl FrameBarrier {
+    fn new(threads: usize) -> Self {
+        FrameBarrier {
+            threads,
+            arrived: CachePadded::new(AtomicUsize::new(0)),
+            generation: CachePadded::new(AtomicUsize::new(0)),
+        }
+    }
+
+    fn wait(&self) {
+        // Read the generation before counting ourselves in: it cannot move on until we
+        // have arrived.
+        let generation = self.generation.load(Ordering::Acquire);
+        // AcqRel: the last arriver sees every other thread's frame work, and releases
+        // it to all of them through the generation store below.
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
+            self.arrived.store(0, Ordering::Relaxed);
+            self.generation.store(generation + 1, Ordering::Release);
+            return;
+        }
+        let mut spins = 0u32;
+        while self.generation.load(Ordering::Acquire) == generation {
+            if spins < 2_000 {
+                spins += 1;
+                std::hint::spin_loop();
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+}
+
 /// Per-worker state kept across frames: the objects this worker spawned.
 struct Worker<'p> {
     enemies: Vec<PoolBox<'p, Enemy>>,
@@ -163,6 +213,8 @@ fn main() -> Result<(), scope_stack::AllocError> {
     let started = Instant::now();
     let mut memory = LinearAllocator::with_capacity(32 << 20)?;
     let allocations = AtomicU64::new(0);
+    // Nanoseconds the workers spent at the frame barrier, all workers together.
+    let waiting = AtomicU64::new(0);
     let mut frame_time = Duration::ZERO;
     let mut frames_run = 0u64;
 
@@ -176,18 +228,22 @@ fn main() -> Result<(), scope_stack::AllocError> {
             systems.scope("level", |level| {
                 // ----- load -----
                 let tiles = level.alloc_slice_fill_with(config.tiles, |i| (i % 251) as u8);
-                let enemies = level.new_pool::<Enemy>(config.enemies);
-                let projectiles = level.new_pool::<Projectile>(config.projectiles);
-                let sounds = level.new_pool::<Sound>(config.sounds);
+                // One shard per worker and one for this thread: each worker spawns into
+                // slots of its own, and steals only when its shard runs dry.
+                let shards = options.threads + 1;
+                let enemies = level.new_pool_with_shards::<Enemy>(config.enemies, shards);
+                let projectiles =
+                    level.new_pool_with_shards::<Projectile>(config.projectiles, shards);
+                let sounds = level.new_pool_with_shards::<Sound>(config.sounds, shards);
                 let title = level.alloc_fmt(format_args!("level {} ({})", level_no + 1, config.name));
                 println!("\nloaded {title}");
                 println!("{}", level.report());
 
                 // ----- frames on worker threads -----
-                let barrier = Barrier::new(options.threads + 1);
+                let barrier = FrameBarrier::new(options.threads + 1);
                 std::thread::scope(|t| {
                     for w in 0..options.threads {
-                        let (barrier, allocations) = (&barrier, &allocations);
+                        let (barrier, allocations, waiting) = (&barrier, &allocations, &waiting);
                         let (enemies, projectiles, sounds) = (&*enemies, &*projectiles, &*sounds);
                         let tiles = &*tiles;
                         t.spawn(move || {
@@ -199,12 +255,18 @@ fn main() -> Result<(), scope_stack::AllocError> {
                             };
                             scratch(|_| ()); // build this thread's scratch arenas now
                             barrier.wait(); // loaded: counting starts after this
+                            let mut waited = Duration::ZERO;
                             for frame in 0..options.frames {
+                                let t0 = Instant::now();
                                 barrier.wait(); // frame start
+                                let t1 = Instant::now();
                                 let n = run_frame(&mut me, w, frame, enemies, projectiles, sounds, tiles);
                                 allocations.fetch_add(n, Ordering::Relaxed);
+                                let t2 = Instant::now();
                                 barrier.wait(); // frame end
+                                waited += (t1 - t0) + t2.elapsed();
                             }
+                            waiting.fetch_add(waited.as_nanos() as u64, Ordering::Relaxed);
                             barrier.wait(); // main has printed the last progress line
                             // Despawn what is left (the level unwind would drop it too).
                             let left = me.enemies.len() + me.projectiles.len() + me.sounds.len();
@@ -273,6 +335,13 @@ fn main() -> Result<(), scope_stack::AllocError> {
         "block high-water mark:  {} KiB of {} KiB",
         memory.high_water_mark() / 1024,
         memory.capacity() / 1024
+    );
+    let worker_secs = secs * options.threads as f64;
+    let waited = waiting.load(Ordering::Relaxed) as f64 / 1e9;
+    println!(
+        "frame synchronisation:  {:.1}% of the workers' frame time at the barrier ({:.1} us per frame)",
+        100.0 * waited / worker_secs,
+        1e6 * waited / options.threads as f64 / frames_run.max(1) as f64
     );
     println!("global-heap allocations while frames ran: {heap}");
     assert_eq!(heap, 0, "the frame loop touched the global heap");

@@ -122,33 +122,82 @@
 //! and shared through [`get`](Pool::get)) and `Send` when `T: Send`. A pool of a type
 //! that is neither is still useful on one thread.
 //!
+//! # Shards
+//!
+//! Engines insert into and free from one pool on 8 to 16 worker threads at once. A
+//! single free-list head would be one cache line that every one of those operations
+//! writes, so it would bounce between cores on each of them. Instead the slots are
+//! split into **shards**: contiguous ranges of slots, each with its own free list whose
+//! head sits alone on a 128-byte line.
+//!
+//! - Each thread has a **home shard** ([`home_shard`](Pool::home_shard)): the thread's
+//!   small dense index (handed out once per thread, lowest free first, and given back
+//!   when the thread exits) modulo the shard count. [`insert`](Pool::insert) takes
+//!   a slot from the home shard; [`insert_in_shard`](Pool::insert_in_shard) lets a job
+//!   system name the shard instead.
+//! - A freed slot always goes back to the shard that owns it.
+//! - So a thread that frees what it inserted, or inserts again after freeing, touches
+//!   its own head, and its own contiguous run of slots, stamps and links: nothing that
+//!   threads with other homes write. Objects freed on another thread cost one write to
+//!   the owning shard's head, as a remote free does in mimalloc or sharded-slab.
+//! - Only when its home shard is empty does an insert look at the other shards, in
+//!   order, and take a slot from the first that has one (**stealing**).
+//!
+//! [`new_pool`](ScopeStack::new_pool) gives one shard per [`DEFAULT_SHARD_SLOTS`]
+//! slots, at most [`DEFAULT_MAX_SHARDS`] ([`Pool::default_shards`]): it depends on the
+//! capacity only, so the memory map is the same on every machine.
+//! [`new_pool_with_shards`](ScopeStack::new_pool_with_shards) picks the count: 1 for a
+//! pool that one thread uses, about one per worker thread for a job system.
+//!
+//! ## What "full" promises
+//!
+//! Free slots are never cached per thread: every free slot sits on its shard's list,
+//! where any thread can take it. `insert` gives the value back only after it found
+//! each shard's list empty.
+//! - If no slot is freed while the `insert` runs (all frees happen before it, in the
+//!   happens-before sense, or after it returns), an `insert` that fails means that every
+//!   slot held an object: **full means full**. One thread can fill every slot of a pool
+//!   built for many threads and drain it again.
+//! - If another thread frees a slot while the `insert` runs, the `insert` may miss
+//!   that slot (it may already have looked at that shard), and fail although the pool
+//!   had a free slot at the moment it returned. The freed slot is not lost: the next
+//!   `insert` finds it. [`insert_wait`](Pool::insert_wait) never sleeps through such a
+//!   free: a waiter marks every shard as waited on before it sleeps, and a free into
+//!   any marked shard wakes it.
+//!
 //! # Memory
 //!
 //! Per slot the pool keeps `size_of::<T>()` bytes of storage plus 8 bytes: a 4-byte
-//! free-list link and a 4-byte stamp. The pool object itself is
-//! `size_of::<Pool<T>>()` (384 bytes on x86-64: the read-only fields, the futex word
-//! and the free-list head each on their own 128-byte line) plus a 16-byte finalizer record, padded to its 128-byte alignment.
-//! [`Pool::memory_needed`] gives a tight upper bound of the whole footprint for a
-//! capacity, padding included.
+//! free-list link and a 4-byte stamp. Each shard adds one 128-byte line for its head
+//! (the size of crossbeam's `CachePadded` on x86-64 and aarch64). The pool object
+//! itself is `size_of::<Pool<T>>()` (256 bytes on x86-64: the read-only fields and the
+//! futex word each on their own 128-byte line) plus a 16-byte finalizer record, padded
+//! to its 128-byte alignment. So the footprint is a function of the capacity, `T` and
+//! the shard count alone, and [`Pool::memory_needed`] (or
+//! [`Pool::memory_needed_with_shards`]) gives a tight upper bound of it, padding
+//! included.
 //!
 //! # Choices that differ from the model
 //!
-//! - Generations and the free list are both 4-byte words in separate arrays (not one
+//! - The model has one free-list head; here each shard has one (see above), and the
+//!   ABA tag is per head.
+//! - Generations and the free lists are 4-byte words in separate arrays (not one
 //!   interleaved array), so the free-list code stands alone in `free_list.rs`.
 //! - The slot index is 24 bits (at most 2^24 slots), so a [`Handle`] has room for an
 //!   8-byte pool tag and still fits in 8 bytes.
 //! - There is no shared live counter (the model keeps one). Counting would add two
-//!   atomic read-modify-writes to every insert/erase pair, on a second contended cache
-//!   line; without it a pair costs two compare-exchanges on the head and nothing else
-//!   shared. [`len`](Pool::len) instead counts occupied slots, and
-//!   [`high_water_len`](Pool::high_water_len) finds the end of the used prefix of
-//!   slots with a binary search: the free list is LIFO and starts in slot order, so
-//!   the slots ever used are always `0..high_water_len`.
-//! - Full-pool waiting does not watch the live count (which lags the free list and
-//!   can miss a wake). A waiter marks the free-list head itself as "empty, with
-//!   waiters"; the push that replaces that mark wakes all sleepers. The erase fast path
-//!   therefore adds no atomic operation and no fence: it sees the mark in the value its
-//!   own compare-exchange returns.
+//!   atomic read-modify-writes to every insert/erase pair, on a cache line that all
+//!   threads share; without it a pair costs two compare-exchanges on the home shard's
+//!   head and nothing else shared. [`len`](Pool::len) instead counts occupied slots,
+//!   and [`high_water_len`](Pool::high_water_len) finds the end of the used prefix of
+//!   each shard with a binary search: each shard's list is LIFO, starts in slot order
+//!   and only ever holds the shard's own slots, so the slots it ever handed out are a
+//!   prefix of its range.
+//! - Full-pool waiting does not watch the live count (which lags the free lists and
+//!   can miss a wake). A waiter marks each shard's head as "empty, with waiters"; the
+//!   push that replaces a mark wakes all sleepers. The erase fast path therefore adds
+//!   no atomic operation and no fence: it sees the mark in the value its own
+//!   compare-exchange returns.
 
 mod free_list;
 mod handle;
@@ -1223,12 +1272,17 @@ impl<'s, T> Pool<'s, T> {
         self.core.free.all_empty()
     }
 
-    /// The most slots that have been in use at once: use it to tune the capacity.
+    /// How many slots have ever held an object: use it to tune the capacity.
+    ///
+    /// For a pool with one shard, or one thread, this is the most objects that were in
+    /// the pool at once. With several shards it is the sum of each shard's own peak,
+    /// which can be more than the pool's peak (two threads that each filled their home
+    /// shard with 10 objects at different times count 20), but never less.
     ///
     /// Exact once threads are quiet. While they run, a slot whose object another
-    /// thread is dropping at that moment counts as in use. Costs `O(log capacity)`:
-    /// because freed slots are reused last-in first-out, the slots ever used are
-    /// always the first `high_water_len` ones (see the module docs).
+    /// thread is dropping at that moment counts as in use. Costs `O(shards × log
+    /// capacity)`: each shard reuses its freed slots last-in first-out, so the slots it
+    /// ever handed out are a prefix of its range (see the module docs).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
