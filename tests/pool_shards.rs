@@ -64,7 +64,7 @@ fn threads_fill_to_exactly_capacity_free_elsewhere_and_fill_again() {
 
 #[test]
 fn one_thread_fills_and_drains_a_pool_built_for_many() {
-    let capacity = if cfg!(miri) { 200 } else { 100_000 };
+    let capacity = if cfg!(miri) { 256 } else { 100_000 };
     let mut memory = LinearAllocator::with_capacity(64 << 20).unwrap();
     memory.scope("level", |level| {
         let pool = level.new_pool_with_shards::<u64>(capacity, 32);
