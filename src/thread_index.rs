@@ -33,13 +33,15 @@ mod imp {
 
     const UNASSIGNED: u32 = u32::MAX;
 
-    /// The calling thread's index; returns it to the bitmap when the thread exits.
+    /// Gives the thread's bitmap index back when the thread exits.
     struct Registration(Cell<u32>);
 
     impl Drop for Registration {
         fn drop(&mut self) {
             let id = self.0.get();
             if id < DENSE {
+                // Anything this thread still does while it exits shares shard 0.
+                let _ = INDEX.try_with(|i| i.set(0));
                 // Relaxed: the bit orders nothing; it only keeps indices apart, and the
                 // read-modify-write chain on the word does that by itself.
                 IN_USE[(id / 64) as usize].fetch_and(!(1 << (id % 64)), Ordering::Relaxed);
@@ -48,12 +50,38 @@ mod imp {
     }
 
     std::thread_local! {
-        static INDEX: Registration = const { Registration(Cell::new(UNASSIGNED)) };
+        /// The index itself: a type without `Drop`, so reading it is one load from
+        /// thread-local storage, with no lazy-registration check.
+        static INDEX: Cell<u32> = const { Cell::new(UNASSIGNED) };
+        /// Holds the bitmap index until the thread exits.
+        static GUARD: Registration = const { Registration(Cell::new(UNASSIGNED)) };
     }
 
     #[cold]
     #[inline(never)]
-    fn assign(slot: &Cell<u32>) -> u32 {
+    fn assign() -> u32 {
+        // A thread that is already past its thread-local destructors cannot register
+        // a guard: it shares index 0 rather than take a bit it would never give back.
+        let id = GUARD
+            .try_with(|guard| {
+                let id = take_bit();
+                guard.0.set(id);
+                id
+            })
+            .unwrap_or(UNASSIGNED);
+        let id = if id < DENSE {
+            id
+        } else if id == UNASSIGNED {
+            0
+        } else {
+            OVERFLOW.fetch_add(1, Ordering::Relaxed) % DENSE
+        };
+        let _ = INDEX.try_with(|i| i.set(id));
+        id
+    }
+
+    /// The lowest free bitmap index, or `DENSE` when every bit is taken.
+    fn take_bit() -> u32 {
         for (w, word) in IN_USE.iter().enumerate() {
             let mut bits = word.load(Ordering::Relaxed);
             while bits != u64::MAX {
@@ -65,32 +93,21 @@ mod imp {
                     Ordering::Relaxed,
                     Ordering::Relaxed,
                 ) {
-                    Ok(_) => {
-                        let id = w as u32 * 64 + bit;
-                        slot.set(id);
-                        return id;
-                    }
+                    Ok(_) => return w as u32 * 64 + bit,
                     Err(now) => bits = now,
                 }
             }
         }
-        let id = OVERFLOW.fetch_add(1, Ordering::Relaxed) % DENSE;
-        // Not below `DENSE` in the registration, so the drop returns nothing.
-        slot.set(DENSE + id);
-        id
+        DENSE
     }
 
     /// The calling thread's index (see the module docs).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn current() -> u32 {
-        INDEX
-            .try_with(|r| match r.0.get() {
-                UNASSIGNED => assign(&r.0),
-                id if id < DENSE => id,
-                id => id - DENSE,
-            })
-            // The thread-local is gone: the thread is exiting. Any index is correct.
-            .unwrap_or(0)
+        match INDEX.with(Cell::get) {
+            UNASSIGNED => assign(),
+            id => id,
+        }
     }
 }
 

@@ -235,3 +235,79 @@ fn insert_wait_is_woken_by_a_free_into_another_shard() {
         });
     });
 }
+
+// ----- remote frees (under loom every thread's home is shard 0) -----
+
+/// A free of a shard-1 slot by a thread living in shard 0 goes onto shard 1's remote
+/// list, while an insert starting in shard 1 finds the local list empty and takes the
+/// remote list. The insert may miss the slot (the free came late) but never shares it.
+#[test]
+fn remote_free_races_an_insert_that_takes_the_remote_list() {
+    model(|| {
+        with_sharded_pool(2, 2, |pool| {
+            let far = pool.insert_in_shard(1, 1).unwrap();
+            let near = pool.insert_in_shard(0, 2).unwrap();
+            let freer = thread::spawn(move || drop(far));
+            let taker = thread::spawn(move || {
+                pool.insert_in_shard(1, 3).ok().map(|mut b| {
+                    *b += 1;
+                    b.into_inner()
+                })
+            });
+            freer.join().unwrap();
+            assert!(taker.join().unwrap().is_none_or(|v| v == 4));
+            drop(near);
+        });
+    });
+}
+
+/// Two remote frees build a chain on shard 1's remote list while another thread
+/// inserts twice from shard 1: the first insert that finds the chain takes it, keeps
+/// one slot and moves the rest to the local list, racing the second free.
+#[test]
+fn remote_chain_moves_to_the_local_list_while_frees_go_on() {
+    model(|| {
+        with_sharded_pool(4, 2, |pool| {
+            let home: Vec<_> = (0..2)
+                .map(|i| pool.insert_in_shard(0, i).unwrap())
+                .collect();
+            let far: Vec<_> = (10..12)
+                .map(|i| pool.insert_in_shard(1, i).unwrap())
+                .collect();
+            let freer = thread::spawn(move || drop(far));
+            let taker = thread::spawn(move || {
+                let a = pool.insert_in_shard(1, 20).ok();
+                let b = pool.insert_in_shard(1, 21).ok();
+                (a.map(|b| b.into_inner()), b.map(|b| b.into_inner()))
+            });
+            freer.join().unwrap();
+            let (a, b) = taker.join().unwrap();
+            assert!(a.is_none_or(|v| v == 20) && b.is_none_or(|v| v == 21));
+            drop(home);
+        });
+    });
+}
+
+/// A waiter sleeps on a full pool; another thread frees two shard-1 slots remotely
+/// while a third inserts (taking the remote chain, and moving its rest over the
+/// waiter's mark). The waiter must still get a slot.
+#[test]
+fn insert_wait_survives_a_remote_chain_moving_over_its_mark() {
+    model(|| {
+        with_sharded_pool(4, 2, |pool| {
+            let home: Vec<_> = (0..2)
+                .map(|i| pool.insert_in_shard(0, i).unwrap())
+                .collect();
+            let far: Vec<_> = (10..12)
+                .map(|i| pool.insert_in_shard(1, i).unwrap())
+                .collect();
+            let waiter = thread::spawn(move || pool.insert_wait(30).into_inner());
+            let freer = thread::spawn(move || drop(far));
+            let other = pool.insert_in_shard(1, 40).ok().map(|b| b.into_inner());
+            assert!(other.is_none_or(|v| v == 40));
+            freer.join().unwrap();
+            assert_eq!(waiter.join().unwrap(), 30);
+            drop(home);
+        });
+    });
+}

@@ -13,9 +13,22 @@
 //! links: no line that another thread writes, as long as threads have different homes.
 //! Only when its home is empty does a thread look at other shards (*stealing*).
 //!
-//! This is the free-list sharding of mimalloc and sharded-slab, kept as simple as the
-//! fixed capacity allows: no per-thread caches, so a free slot is always on exactly
-//! one shard's stack where any thread can find it.
+//! Each shard has two stacks, each head on its own cache line:
+//! - the **local** stack takes the slots that threads living in the shard free, and
+//!   gives slots to every insert that looks in the shard;
+//! - the **remote** stack takes the slots that threads living elsewhere free (objects
+//!   handed to another thread and freed there). Nobody pops it one slot at a time: an
+//!   insert that finds the local stack empty takes the whole remote stack in one
+//!   compare-exchange, keeps its first slot and moves the rest onto the local stack.
+//!
+//! So a producer thread whose objects a consumer thread frees does not fight the
+//! consumer for one head on every object: the consumer writes the remote head (a line
+//! that stays in its cache), and the producer touches it once per batch. And the
+//! producer does not reuse, at once, the slot whose lines the consumer just wrote.
+//! This is the free-list sharding of mimalloc (its thread-free list) and sharded-slab
+//! (its remote free list), kept as simple as a fixed capacity allows: no per-thread
+//! caches, so a free slot is always on one of its shard's two stacks, where any thread
+//! can find it.
 //!
 //! # Each shard's stack
 //!
@@ -26,16 +39,20 @@
 //! Every successful compare-exchange on a head adds one to its tag.
 //!
 //! Invariants this module keeps:
-//! - Every index in `0..capacity` is either on the stack of the shard that owns it
-//!   (`index / shard_len`), exactly once, or owned by exactly one caller of
-//!   [`FreeLists::pop`] who has not yet passed it to [`FreeLists::push`]. A slot is never
-//!   on another shard's stack, so each shard's stack starts as its range in order and
-//!   stays last-in first-out over that range: the slots of a shard that were ever used
-//!   are always a prefix of its range (the pool's `high_water_len` relies on this).
+//! - Every index in `0..capacity` is either on one of the two stacks of the shard that
+//!   owns it (`index / shard_len`), exactly once, or owned by exactly one caller of
+//!   [`FreeLists::pop`] who has not yet passed it to [`FreeLists::push`] (a chain taken
+//!   from a remote stack is owned by its taker until it is on the local stack). A slot
+//!   is never on another shard's stacks. A shard's local stack starts as its range in
+//!   order, lowest on top; every slot pushed later, to either stack, was used before.
+//!   So the never-used slots always sit at the bottom of the local stack, in order, and
+//!   the slots of a shard that were ever used are a prefix of its range (the pool's
+//!   `high_water_len` relies on this).
 //! - The index field of a head is a slot index of that shard, [`NIL`] (empty) or
 //!   [`NIL_WAITING`] (empty, and at least one thread may be asleep waiting for a slot).
-//!   `NIL_WAITING` is only ever installed over `NIL`, and the next push to that shard
-//!   replaces it (and reports that waiters must be woken).
+//!   `NIL_WAITING` is only ever installed over `NIL`, and the next push, or chain move,
+//!   onto that head replaces it (and reports that waiters must be woken). Taking a
+//!   remote stack never removes the mark: it only takes a stack that holds slots.
 //! - ABA, per shard: a pop reads `head = (i, t)` and then `next[i] = j`, and installs
 //!   `(j, t + 1)` only if the head still equals `(i, t)`. Between the two reads `i` may
 //!   have been popped, other slots popped and `i` pushed back with a different link; the
@@ -57,6 +74,13 @@
 //! - Links are read and written with `Relaxed`: the head's acquire/release pair orders
 //!   them. They must still be atomic, because a stalled pop may read `next[i]` while a
 //!   push writes it; that read's value is then discarded by the failing compare.
+//! - Taking a remote stack is an `Acquire` compare-exchange that installs `NIL`: it
+//!   reads the value the last remote push wrote, and each push is a read-modify-write,
+//!   so every push onto that stack (and the links each wrote) happens before the taker
+//!   walks the chain. It reads no link before its compare-exchange, so it needs no ABA
+//!   care beyond the tag. Moving the chain onto the local stack is a push of several
+//!   slots at once: the chain's last link is set to the local top and published with
+//!   the same `Release` compare-exchange as a single push.
 
 use core::ptr::NonNull;
 
@@ -69,8 +93,11 @@ pub(crate) const NIL: u32 = u32::MAX;
 /// Index value of an empty stack with sleeping waiters.
 pub(crate) const NIL_WAITING: u32 = u32::MAX - 1;
 
-/// A shard's head, alone on its cache line(s).
+/// One stack's head, alone on its cache line(s). Each shard has two: local, remote.
 pub(crate) type Head = CachePadded<AtomicU64>;
+
+/// Heads per shard: the local stack's and the remote stack's.
+pub(crate) const HEADS_PER_SHARD: usize = 2;
 
 #[inline(always)]
 fn index_of(head: u64) -> u32 {
@@ -130,7 +157,7 @@ impl ShardLayout {
 /// Every field is read-only after construction; the heads it points to are the hot
 /// atomics, each padded to its own cache line.
 pub(crate) struct FreeLists {
-    /// `shards` heads.
+    /// `2 * shards` heads: shard `k`'s local head at `2k`, its remote head at `2k + 1`.
     heads: NonNull<Head>,
     /// `capacity` links, one per slot.
     next: NonNull<AtomicU32>,
@@ -145,11 +172,11 @@ pub(crate) struct FreeLists {
 }
 
 impl FreeLists {
-    /// Builds each shard's stack of its range, lowest index on top, in the memory at
-    /// `heads` and `next`.
+    /// Builds each shard's local stack of its range, lowest index on top, and its empty
+    /// remote stack, in the memory at `heads` and `next`.
     ///
     /// # Safety
-    /// `heads` is valid for writes of `layout.shards` heads and `next` of `capacity`
+    /// `heads` is valid for writes of `2 * layout.shards` heads and `next` of `capacity`
     /// `AtomicU32`s; both stay valid and are used by nothing else for as long as the
     /// returned lists live. `layout` came from [`ShardLayout::new`] for `capacity`, and
     /// `capacity` is at most 2^24.
@@ -167,15 +194,18 @@ impl FreeLists {
                 // SAFETY: `i < capacity`; the caller gave us that many writable links.
                 unsafe { next.add(i as usize).as_ptr().write(AtomicU32::new(link)) };
             }
-            // SAFETY: `shard < layout.shards`, the number of heads the caller gave us.
-            // No thread can see the lists yet; whatever hands them to other threads
-            // (a `&Pool`, a spawned thread) carries these writes with it.
+            let local = heads
+                .as_ptr()
+                .wrapping_add(HEADS_PER_SHARD * shard as usize);
+            // SAFETY: `shard < layout.shards`, and the caller gave us two heads per
+            // shard. No thread can see the lists yet; whatever hands them to other
+            // threads (a `&Pool`, a spawned thread) carries these writes with it.
             unsafe {
-                heads
-                    .add(shard as usize)
-                    .as_ptr()
-                    .write(CachePadded::new(AtomicU64::new(start as u64)))
-            };
+                local.write(CachePadded::new(AtomicU64::new(start as u64)));
+                local
+                    .add(1)
+                    .write(CachePadded::new(AtomicU64::new(NIL as u64)));
+            }
         }
         FreeLists {
             heads,
@@ -204,13 +234,26 @@ impl FreeLists {
         shard
     }
 
+    /// Shard `shard`'s local head.
     #[inline(always)]
     fn head(&self, shard: u32) -> &AtomicU64 {
         debug_assert!(shard < self.layout.shards);
         // SAFETY: callers pass `shard < shards` (a home shard is reduced modulo the
-        // count, a slot's shard is computed from a valid index); the heads live as
-        // long as `self`.
-        unsafe { self.heads.add(shard as usize).as_ref() }
+        // count, a slot's shard is computed from a valid index); there are two heads
+        // per shard, and they live as long as `self`.
+        unsafe { self.heads.add(HEADS_PER_SHARD * shard as usize).as_ref() }
+    }
+
+    /// Shard `shard`'s remote head.
+    #[inline(always)]
+    fn remote(&self, shard: u32) -> &AtomicU64 {
+        debug_assert!(shard < self.layout.shards);
+        // SAFETY: as in `head`.
+        unsafe {
+            self.heads
+                .add(HEADS_PER_SHARD * shard as usize + 1)
+                .as_ref()
+        }
     }
 
     #[inline(always)]
@@ -221,9 +264,20 @@ impl FreeLists {
         unsafe { self.next.add(index as usize).as_ref() }
     }
 
-    /// Takes a free slot from shard `shard`, or `None` when its stack is empty.
+    /// Takes a free slot from shard `shard`: from its local stack, or else the whole
+    /// remote stack (see [`take_remote`](Self::take_remote)). `None` when both were
+    /// empty. The flag says that waiters must be woken.
     #[inline]
-    pub(crate) fn pop(&self, shard: u32) -> Option<u32> {
+    pub(crate) fn pop(&self, shard: u32) -> (Option<u32>, bool) {
+        match self.pop_local(shard) {
+            Some(index) => (Some(index), false),
+            None => self.take_remote(shard),
+        }
+    }
+
+    /// Takes the top slot of shard `shard`'s local stack, or `None` when it is empty.
+    #[inline]
+    fn pop_local(&self, shard: u32) -> Option<u32> {
         let head_word = self.head(shard);
         // Acquire: pairs with the Release of the push that installed this head, so the
         // link we read below is the one that push wrote.
@@ -257,32 +311,132 @@ impl FreeLists {
     /// visited.
     #[cold]
     #[inline(never)]
-    pub(crate) fn steal(&self, home: u32) -> Option<u32> {
+    pub(crate) fn steal(&self, home: u32) -> (Option<u32>, bool) {
         let shards = self.layout.shards;
         let mut shard = home;
         for _ in 1..shards {
             shard = if shard + 1 == shards { 0 } else { shard + 1 };
-            // Relaxed peek first: an empty shard costs a shared read of its line, not
-            // an exclusive one (`pop` itself only writes on success, but this keeps
-            // the scan to plain loads).
-            if index_of(self.head(shard).load(Ordering::Relaxed)) < NIL_WAITING {
-                if let Some(index) = self.pop(shard) {
-                    return Some(index);
+            // Relaxed peeks first: an empty shard costs shared reads of its lines, not
+            // exclusive ones.
+            if !self.shard_empty(shard) {
+                let popped = self.pop(shard);
+                if popped.0.is_some() {
+                    return popped;
                 }
             }
         }
-        None
+        (None, false)
     }
 
-    /// Puts `index` back on the stack of the shard that owns it. Returns `true` when
-    /// threads were waiting for a slot and must now be woken.
+    /// Takes shard `shard`'s whole remote stack if it holds slots: keeps the top slot
+    /// for the caller and moves the rest onto the local stack. The flag says that the
+    /// move replaced a waiters' mark, so waiters must be woken.
+    #[cold]
+    #[inline(never)]
+    fn take_remote(&self, shard: u32) -> (Option<u32>, bool) {
+        let remote = self.remote(shard);
+        let mut head = remote.load(Ordering::Relaxed);
+        let first = loop {
+            let first = index_of(head);
+            if first >= NIL_WAITING {
+                // Empty (a waiters' mark stays where it is).
+                return (None, false);
+            }
+            match remote.compare_exchange_weak(
+                head,
+                with_index(head, NIL),
+                // Success, Acquire: every push onto this stack, and the link it wrote,
+                // happens before we walk the chain (see the module docs).
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break first,
+                Err(now) => head = now,
+            }
+        };
+        // The chain `first -> ... -> NIL` is ours alone now. (Moving it over a waiters'
+        // mark wakes them, as any push would. A sleeper cannot depend on that wake: it
+        // announced on the remote list too, so the push that built this chain after
+        // its announcement already woke it. But the rule "whoever replaces a mark
+        // wakes" is simpler to check than that argument.)
+        let rest = self.link(first).load(Ordering::Relaxed);
+        let wake = rest != NIL && self.push_chain(shard, rest);
+        (Some(first), wake)
+    }
+
+    /// Pushes the chain that starts at `first` and ends at a `NIL` link, which the
+    /// caller owns, onto shard `shard`'s local stack. Returns `true` when it replaced a
+    /// waiters' mark.
+    fn push_chain(&self, shard: u32, first: u32) -> bool {
+        let head_word = self.head(shard);
+        let mut head = head_word.load(Ordering::Relaxed);
+        let mut last = None;
+        loop {
+            let below = match index_of(head) {
+                NIL_WAITING => NIL,
+                i => i,
+            };
+            // The chain's last link already reads NIL; it needs setting only when the
+            // local stack is not empty (rare: we are here because it was).
+            if below != NIL || last.is_some() {
+                let last = *last.get_or_insert_with(|| self.last_of(first));
+                // Relaxed: published by the Release compare-exchange below.
+                self.link(last).store(below, Ordering::Relaxed);
+            }
+            match head_word.compare_exchange_weak(
+                head,
+                with_index(head, first),
+                // Success, Release: as in `push`, for every slot of the chain.
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(old) => {
+                    if index_of(old) == NIL_WAITING {
+                        // Acquire fence: as in `push`.
+                        fence(Ordering::Acquire);
+                        return true;
+                    }
+                    return false;
+                }
+                Err(now) => head = now,
+            }
+        }
+    }
+
+    /// The last slot of a chain the caller owns.
+    fn last_of(&self, mut index: u32) -> u32 {
+        loop {
+            // Relaxed: the chain was made visible to us by the Acquire that took it.
+            let next = self.link(index).load(Ordering::Relaxed);
+            if next == NIL {
+                return index;
+            }
+            index = next;
+        }
+    }
+
+    /// `true` when both of shard `shard`'s stacks look empty (a snapshot).
+    #[inline]
+    fn shard_empty(&self, shard: u32) -> bool {
+        index_of(self.head(shard).load(Ordering::Relaxed)) >= NIL_WAITING
+            && index_of(self.remote(shard).load(Ordering::Relaxed)) >= NIL_WAITING
+    }
+
+    /// Puts `index` back in the shard that owns it: on its local stack when that shard
+    /// is `home` (the freeing thread's home shard), else on its remote stack. Returns
+    /// `true` when threads were waiting for a slot and must now be woken.
     ///
     /// # Safety
     /// `index` came from [`pop`](Self::pop) or [`steal`](Self::steal) on these lists and
     /// has not been pushed since.
     #[inline]
-    pub(crate) unsafe fn push(&self, index: u32) -> bool {
-        let head_word = self.head(self.shard_of(index));
+    pub(crate) unsafe fn push(&self, index: u32, home: u32) -> bool {
+        let shard = self.shard_of(index);
+        let head_word = if shard == home {
+            self.head(shard)
+        } else {
+            self.remote(shard)
+        };
         // Relaxed: the compare-exchange below checks this value; nothing is read
         // through it.
         let mut head = head_word.load(Ordering::Relaxed);
@@ -319,19 +473,25 @@ impl FreeLists {
 
     /// `true` when no shard has a free slot right now (the answer may be stale at once).
     pub(crate) fn all_empty(&self) -> bool {
-        (0..self.layout.shards)
-            .all(|shard| index_of(self.head(shard).load(Ordering::Relaxed)) >= NIL_WAITING)
+        (0..self.layout.shards).all(|shard| self.shard_empty(shard))
     }
 
     /// Called by a thread that found every shard empty and is about to sleep: marks
-    /// shard `shard` as having waiters, unless a slot was pushed to it meanwhile. A
-    /// waiter announces itself on every shard before it sleeps, so a free into any
-    /// shard wakes it.
+    /// both stacks of shard `shard` as having waiters, unless a slot was pushed to one
+    /// meanwhile. A waiter announces itself on every shard before it sleeps, so a free
+    /// into any stack of any shard wakes it.
     ///
     /// The caller must have read the futex it will sleep on *before* this call.
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) fn announce_waiter(&self, shard: u32) -> Announce {
-        let head_word = self.head(shard);
+        match Self::announce_on(self.head(shard)) {
+            Announce::Sleep => Self::announce_on(self.remote(shard)),
+            retry => retry,
+        }
+    }
+
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    fn announce_on(head_word: &AtomicU64) -> Announce {
         // Acquire: if the futex value the caller read was an old one and a push has
         // since replaced NIL_WAITING, a bump we synchronised with shows that push here
         // (see `Pool::insert_wait`).

@@ -127,19 +127,24 @@
 //! Engines insert into and free from one pool on 8 to 16 worker threads at once. A
 //! single free-list head would be one cache line that every one of those operations
 //! writes, so it would bounce between cores on each of them. Instead the slots are
-//! split into **shards**: contiguous ranges of slots, each with its own free list whose
-//! head sits alone on a 128-byte line.
+//! split into **shards**: contiguous ranges of slots, each with its own free lists
+//! whose heads sit alone on 128-byte lines.
 //!
 //! - Each thread has a **home shard** ([`home_shard`](Pool::home_shard)): the thread's
 //!   small dense index (handed out once per thread, lowest free first, and given back
 //!   when the thread exits) modulo the shard count. [`insert`](Pool::insert) takes
 //!   a slot from the home shard; [`insert_in_shard`](Pool::insert_in_shard) lets a job
 //!   system name the shard instead.
-//! - A freed slot always goes back to the shard that owns it.
+//! - A freed slot always goes back to the shard that owns it: onto the shard's local
+//!   list if the freeing thread lives there, else onto its remote list.
 //! - So a thread that frees what it inserted, or inserts again after freeing, touches
 //!   its own head, and its own contiguous run of slots, stamps and links: nothing that
-//!   threads with other homes write. Objects freed on another thread cost one write to
-//!   the owning shard's head, as a remote free does in mimalloc or sharded-slab.
+//!   threads with other homes write.
+//! - Objects freed on another thread (a producer hands them to a consumer) go onto the
+//!   remote list, whose head stays in the freeing thread's cache; the owner takes the
+//!   whole remote list in one step when its local list runs dry. So producer and
+//!   consumer do not trade one cache line per object, as they would on one head. This
+//!   is the remote (thread-) free list of mimalloc and sharded-slab.
 //! - Only when its home shard is empty does an insert look at the other shards, in
 //!   order, and take a slot from the first that has one (**stealing**).
 //!
@@ -168,8 +173,8 @@
 //! # Memory
 //!
 //! Per slot the pool keeps `size_of::<T>()` bytes of storage plus 8 bytes: a 4-byte
-//! free-list link and a 4-byte stamp. Each shard adds one 128-byte line for its head
-//! (the size of crossbeam's `CachePadded` on x86-64 and aarch64). The pool object
+//! free-list link and a 4-byte stamp. Each shard adds two 128-byte lines for its two
+//! heads (the size of crossbeam's `CachePadded` on x86-64 and aarch64). The pool object
 //! itself is `size_of::<Pool<T>>()` (256 bytes on x86-64: the read-only fields and the
 //! futex word each on their own 128-byte line) plus a 16-byte finalizer record, padded
 //! to its 128-byte alignment. So the footprint is a function of the capacity, `T` and
@@ -215,7 +220,7 @@ use crate::finalizer::ObjectLayout;
 use crate::scope::ScopeStack;
 use crate::sync::{AtomicU32, Ordering, UnsafeCell};
 
-use free_list::{FreeLists, Head, ShardLayout};
+use free_list::{FreeLists, Head, ShardLayout, HEADS_PER_SHARD};
 pub use handle::Handle;
 use handle::{INDEX_BITS, INDEX_MASK};
 
@@ -389,7 +394,14 @@ impl<T> Core<T> {
     /// Takes a free slot, looking in shard `home` first and then in every other one.
     #[inline]
     fn insert(&self, home: u32, value: T) -> Result<u32, T> {
-        let Some(index) = self.free.pop(home).or_else(|| self.free.steal(home)) else {
+        let (index, wake) = match self.free.pop(home) {
+            (None, _) => self.free.steal(home),
+            popped => popped,
+        };
+        if wake {
+            self.wake_waiters();
+        }
+        let Some(index) = index else {
             return Err(value);
         };
         // We own the slot now (see the free list's invariant). Relaxed: only owners
@@ -429,7 +441,7 @@ impl<T> Core<T> {
             Ordering::Relaxed,
         );
         // SAFETY: per the caller the slot was popped and is not on the list.
-        let had_waiters = unsafe { self.free.push(index) };
+        let had_waiters = unsafe { self.free.push(index, self.home_shard()) };
         if had_waiters {
             self.wake_waiters();
         }
@@ -649,7 +661,7 @@ impl<'s> ScopeStack<'s> {
     ///
     /// One shard is the right choice for a pool that only one thread uses at a time;
     /// about one shard per thread that inserts into the pool is the right choice for a
-    /// pool shared by a job system. Each shard costs one 128-byte line of scope memory.
+    /// pool shared by a job system. Each shard costs two 128-byte lines of scope memory.
     /// The slots are split into shards of equal length (the last may be shorter), so
     /// the pool can end up with fewer shards than asked: 10 slots in 6 shards become
     /// 5 shards of 2 ([`Pool::shard_count`] says how many).
@@ -714,7 +726,8 @@ impl<'s> ScopeStack<'s> {
         let values = self.try_alloc_array_uninit::<Slot<T>>(capacity)?;
         let stamps = self.try_alloc_array_uninit::<AtomicU32>(capacity)?;
         let links = self.try_alloc_array_uninit::<AtomicU32>(capacity)?;
-        let heads = self.try_alloc_array_uninit::<Head>(layout.shards as usize)?;
+        let heads =
+            self.try_alloc_array_uninit::<Head>(HEADS_PER_SHARD * layout.shards as usize)?;
 
         let id = POOL_IDS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
         // A per-pool starting generation, so handles of pools that share a tag rarely
@@ -729,7 +742,7 @@ impl<'s> ScopeStack<'s> {
                 stamps.add(i).as_ptr().write(AtomicU32::new(seed | FREE));
             }
         }
-        // SAFETY: `links` has `capacity` and `heads` has `layout.shards` fresh elements
+        // SAFETY: `links` has `capacity` and `heads` has `2 * layout.shards` fresh elements
         // that only these lists will use, valid until the scope rewinds, which is after
         // the pool's finalizer has run; `layout` is for `cap <= MAX_POOL_CAPACITY`.
         let free = unsafe { FreeLists::new(heads, links, cap, layout) };
@@ -761,7 +774,7 @@ impl<'s> ScopeStack<'s> {
                     words: [
                         core.values.as_ptr().addr(),
                         capacity * (size_of::<Slot<T>>() + 2 * size_of::<AtomicU32>())
-                            + layout.shards as usize * size_of::<Head>(),
+                            + HEADS_PER_SHARD * layout.shards as usize * size_of::<Head>(),
                         core.capacity as usize,
                         core.fresh_stamp as usize,
                         layout.len as usize,
@@ -870,7 +883,7 @@ impl<'s, T> Pool<'s, T> {
 
     /// An upper bound of the bytes [`ScopeStack::new_pool_with_shards`] takes from the
     /// scope: per slot `size_of::<T>()` plus 8 bytes (a 4-byte stamp and a 4-byte
-    /// free-list link), one 128-byte line per shard (on x86-64 and aarch64; the size of
+    /// free-list link), two 128-byte lines per shard (on x86-64 and aarch64; the size of
     /// crossbeam's `CachePadded` elsewhere), the pool object and its finalizer record,
     /// and the worst-case alignment padding of each. `None` if it overflows or the
     /// shard count is 0.
@@ -891,7 +904,7 @@ impl<'s, T> Pool<'s, T> {
         let shards = shards.min(capacity.max(1));
         let values = capacity.checked_mul(size_of::<T>())?;
         let links = capacity.checked_mul(8)?;
-        let heads = shards.checked_mul(size_of::<Head>())?;
+        let heads = shards.checked_mul(HEADS_PER_SHARD * size_of::<Head>())?;
         let record = ObjectLayout::<Self>::SIZE + ObjectLayout::<Self>::ALIGN - 1;
         values
             .checked_add(align_of::<T>() - 1)?
