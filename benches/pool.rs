@@ -1,15 +1,15 @@
 //! Insert + remove pairs: `Pool` against the containers a user would otherwise pick.
 //!
 //! - one thread: `Pool`, `Box::new`/drop, `slab::Slab`, `sharded_slab::Slab`,
-//!   `Mutex<slab::Slab>`;
-//! - two threads, each doing pairs on the same container: `Pool`, `sharded_slab::Slab`,
 //!   `Mutex<slab::Slab>`.
+//!
+//! How the concurrent containers scale with threads is `benches/pool_scaling.rs`.
 //!
 //! Run with `cargo bench --bench pool`. The README quotes ratios from one run.
 
 use std::hint::black_box;
-use std::sync::{Barrier, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Mutex;
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use scope_stack::{LinearAllocator, Pool};
@@ -86,70 +86,11 @@ fn single_thread(c: &mut Criterion, pool: &Pool<'_, Obj>) {
     g.finish();
 }
 
-/// Runs `pair` `iters` times on each of two threads at once; returns the wall time.
-fn two_threads(iters: u64, pair: impl Fn(u64) + Sync) -> Duration {
-    let start = Barrier::new(3);
-    std::thread::scope(|s| {
-        for t in 0..2u64 {
-            let (start, pair) = (&start, &pair);
-            s.spawn(move || {
-                start.wait();
-                for i in 0..iters {
-                    pair(i * 2 + t);
-                }
-            });
-        }
-        start.wait();
-        let t0 = Instant::now();
-        // The scope joins both threads before returning.
-        t0
-    })
-    .elapsed()
-}
-
-fn two_thread_group(c: &mut Criterion, pool: &Pool<'_, Obj>) {
-    let mut g = c.benchmark_group("insert_remove/2 threads");
-
-    g.bench_function("Pool", |b| {
-        b.iter_custom(|iters| {
-            two_threads(iters, |i| {
-                let bx = pool
-                    .insert(obj(black_box(i)))
-                    .unwrap_or_else(|_| unreachable!());
-                black_box(&*bx);
-            })
-        })
-    });
-
-    g.bench_function("sharded-slab", |b| {
-        let slab = sharded_slab::Slab::new();
-        b.iter_custom(|iters| {
-            two_threads(iters, |i| {
-                let k = slab.insert(obj(black_box(i))).unwrap();
-                black_box(slab.remove(black_box(k)));
-            })
-        })
-    });
-
-    g.bench_function("Mutex<slab>", |b| {
-        let slab = Mutex::new(slab::Slab::with_capacity(CAPACITY));
-        b.iter_custom(|iters| {
-            two_threads(iters, |i| {
-                let k = slab.lock().unwrap().insert(obj(black_box(i)));
-                black_box(slab.lock().unwrap().remove(black_box(k)));
-            })
-        })
-    });
-
-    g.finish();
-}
-
 fn benches(c: &mut Criterion) {
     let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
     memory.scope("bench", |scope| {
         let pool = &*scope.new_pool::<Obj>(CAPACITY);
         single_thread(c, pool);
-        two_thread_group(c, pool);
     });
 }
 
