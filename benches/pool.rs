@@ -86,11 +86,43 @@ fn single_thread(c: &mut Criterion, pool: &Pool<'_, Obj>) {
     g.finish();
 }
 
+/// One thread fills a whole pool and drains it again: a pool built for many threads
+/// (32 shards, so the thread steals from 31 of them) against a one-shard pool and a
+/// `Vec` of `Box`es.
+fn fill_drain(c: &mut Criterion, scope: &scope_stack::ScopeStack<'_>) {
+    let mut g = c.benchmark_group("fill_drain_1024/1 thread");
+    g.throughput(criterion::Throughput::Elements(CAPACITY as u64));
+    let sharded = &*scope.new_pool_with_shards::<Obj>(CAPACITY, 32);
+    let single = &*scope.new_pool_with_shards::<Obj>(CAPACITY, 1);
+    for (name, pool) in [("Pool 32 shards", sharded), ("Pool 1 shard", single)] {
+        g.bench_function(name, |b| {
+            let mut all = Vec::with_capacity(CAPACITY);
+            b.iter(|| {
+                for i in 0..CAPACITY as u64 {
+                    all.push(pool.insert(obj(i)).unwrap_or_else(|_| unreachable!()));
+                }
+                all.clear();
+            })
+        });
+    }
+    g.bench_function("Box", |b| {
+        let mut all = Vec::with_capacity(CAPACITY);
+        b.iter(|| {
+            for i in 0..CAPACITY as u64 {
+                all.push(Box::new(obj(black_box(i))));
+            }
+            all.clear();
+        })
+    });
+    g.finish();
+}
+
 fn benches(c: &mut Criterion) {
     let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
     memory.scope("bench", |scope| {
         let pool = &*scope.new_pool::<Obj>(CAPACITY);
         single_thread(c, pool);
+        fill_drain(c, scope);
     });
 }
 

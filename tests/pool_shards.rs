@@ -215,3 +215,10 @@ fn a_waiter_is_woken_by_a_free_in_a_shard_other_than_its_home() {
         assert_eq!(pool.len(), 3);
     });
 }
+
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn the_pool_object_is_three_cache_lines() {
+    // Read-only fields, the steal hint and the futex word, each on a 128-byte line.
+    assert_eq!(std::mem::size_of::<Pool<'static, u64>>(), 384);
+}

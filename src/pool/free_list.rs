@@ -306,24 +306,34 @@ impl FreeLists {
         }
     }
 
-    /// Takes a free slot from any shard other than `home`, visiting them in the order
-    /// `home + 1, home + 2, ...` (wrapping), or `None` if each of them was empty when
-    /// visited.
+    /// Takes a free slot from any shard other than `home`, or `None` if each of them
+    /// was empty when visited. Visits every other shard once, in order (wrapping),
+    /// starting at the shard the last successful steal took from: a thread that fills
+    /// a whole pool from one home finds the next shard with room at once, instead of
+    /// walking past every shard it already emptied.
     #[cold]
     #[inline(never)]
-    pub(crate) fn steal(&self, home: u32) -> (Option<u32>, bool) {
+    ///
+    /// `steal_hint` is the owner's word for that shard number; the owner keeps it on a
+    /// line of its own, apart from the read-only fields, since steals write it.
+    pub(crate) fn steal(&self, home: u32, steal_hint: &AtomicU32) -> (Option<u32>, bool) {
         let shards = self.layout.shards;
-        let mut shard = home;
-        for _ in 1..shards {
-            shard = if shard + 1 == shards { 0 } else { shard + 1 };
+        // Relaxed: a hint; any shard number is correct, and it orders nothing.
+        let hint = steal_hint.load(Ordering::Relaxed);
+        let mut shard = if hint < shards { hint } else { 0 };
+        for _ in 0..shards {
             // Relaxed peeks first: an empty shard costs shared reads of its lines, not
             // exclusive ones.
-            if !self.shard_empty(shard) {
+            if shard != home && !self.shard_empty(shard) {
                 let popped = self.pop(shard);
                 if popped.0.is_some() {
+                    if shard != hint {
+                        steal_hint.store(shard, Ordering::Relaxed);
+                    }
                     return popped;
                 }
             }
+            shard = if shard + 1 == shards { 0 } else { shard + 1 };
         }
         (None, false)
     }

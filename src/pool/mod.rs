@@ -175,8 +175,8 @@
 //! Per slot the pool keeps `size_of::<T>()` bytes of storage plus 8 bytes: a 4-byte
 //! free-list link and a 4-byte stamp. Each shard adds two 128-byte lines for its two
 //! heads (the size of crossbeam's `CachePadded` on x86-64 and aarch64). The pool object
-//! itself is `size_of::<Pool<T>>()` (256 bytes on x86-64: the read-only fields and the
-//! futex word each on their own 128-byte line) plus a 16-byte finalizer record, padded
+//! itself is `size_of::<Pool<T>>()` (384 bytes on x86-64: the read-only fields, the
+//! steal hint and the futex word each on their own 128-byte line) plus a 16-byte finalizer record, padded
 //! to its 128-byte alignment. So the footprint is a function of the capacity, `T` and
 //! the shard count alone, and [`Pool::memory_needed`] (or
 //! [`Pool::memory_needed_with_shards`]) gives a tight upper bound of it, padding
@@ -212,7 +212,6 @@ use core::marker::PhantomData;
 use core::mem::{self, align_of, size_of, MaybeUninit};
 use core::ptr::{self, NonNull};
 
-#[cfg(feature = "std")]
 use crossbeam_utils::CachePadded;
 
 use crate::error::AllocError;
@@ -270,6 +269,10 @@ struct Core<T> {
     /// The shards' free lists. The fields are read-only; the heads they point to (the
     /// hot atomics, one cache line per shard) live in scope memory.
     free: FreeLists,
+    /// Where the last successful steal found a slot (see `FreeLists::steal`). Written
+    /// only by steals, on a line of its own, so that the read-only fields above stay
+    /// shared in every core's cache.
+    steal_hint: CachePadded<AtomicU32>,
     /// Written only when the pool is full and threads wait; padded so that those
     /// writes do not evict the read-only fields above from other cores' caches.
     #[cfg(feature = "std")]
@@ -395,7 +398,7 @@ impl<T> Core<T> {
     #[inline]
     fn insert(&self, home: u32, value: T) -> Result<u32, T> {
         let (index, wake) = match self.free.pop(home) {
-            (None, _) => self.free.steal(home),
+            (None, _) => self.free.steal(home, &self.steal_hint),
             popped => popped,
         };
         if wake {
@@ -754,6 +757,7 @@ impl<'s> ScopeStack<'s> {
                 tag: id & 0xFF,
                 fresh_stamp: seed | FREE,
                 free,
+                steal_hint: CachePadded::new(AtomicU32::new(0)),
                 #[cfg(feature = "std")]
                 futex: CachePadded::new(crate::sync::Futex::new()),
                 _owns: PhantomData,
