@@ -675,6 +675,41 @@ fn stale_store_ids_find_nothing() {
     ledger.assert_each_dropped_once();
 }
 
+#[test]
+fn foreign_and_reloaded_store_ids_find_nothing() {
+    let ledger = Ledger::new();
+    let mut memory = LinearAllocator::with_capacity(1 << 17).unwrap();
+    let from_old_level: Id = memory.scope("level", |level| {
+        let a = level.new_store::<Item>(4, 8);
+        let b = level.new_store::<Item>(4, 8);
+        let ia = a.create(ledger.item()).unwrap();
+        let ib = b.create(ledger.item()).unwrap();
+        assert_eq!(ia.index(), ib.index());
+        // An id of another store of the same type.
+        assert!(b.read(ia).is_none());
+        assert!(b.write(ia).is_none());
+        assert!(b.pin(ia).is_none());
+        assert!(!b.destroy(ia));
+        assert!(a.read(ib).is_none());
+        assert_eq!((a.read(ia).unwrap().id, b.read(ib).unwrap().id), (0, 1));
+        ia
+    });
+    assert_eq!(ledger.live(), 0);
+
+    // The level is loaded again and its store carved again, in the same memory.
+    memory.scope("level", |level| {
+        let a = level.new_store::<Item>(4, 8);
+        let id = a.create(ledger.item()).unwrap();
+        assert_eq!(id.index(), from_old_level.index());
+        assert!(a.read(from_old_level).is_none());
+        assert!(a.write(from_old_level).is_none());
+        assert!(a.pin(from_old_level).is_none());
+        assert!(!a.destroy(from_old_level));
+        assert_eq!(a.read(id).unwrap().id, 2);
+    });
+    ledger.assert_each_dropped_once();
+}
+
 // ----- out of memory at the exact boundary -----
 
 /// How an allocation form failed.
