@@ -452,7 +452,7 @@ fn pool_dense_pool_and_store_sizes_over_their_maximums_are_too_many_slots() {
     memory.scope("level", |level| {
         let item = level.new_object(ledger.item());
         let used = level.used();
-        let words = ["too large", "16777216 slots", "in scope \"level\""];
+        let words = ["too many slots", "16777216 slots", "in scope \"level\""];
         for capacity in [MAX_POOL_CAPACITY + 1, MAX_POOL_CAPACITY * 2, usize::MAX] {
             let e = level.try_new_pool::<Item>(capacity).unwrap_err();
             assert_error(&e, TooManySlots, &words);
@@ -469,6 +469,8 @@ fn pool_dense_pool_and_store_sizes_over_their_maximums_are_too_many_slots() {
         }
         for objects in [MAX_STORE_OBJECTS + 1, usize::MAX] {
             let e = level.try_new_store::<Item>(objects, 8).unwrap_err();
+            let words = ["too many slots", "a store holds at most 4294967295 objects"];
+            assert_error(&e, TooManySlots, &words);
             assert_error(&e, TooManySlots, &["in scope \"level\""]);
         }
         let text = panics(|| level.new_pool::<Item>(MAX_POOL_CAPACITY + 1));
@@ -476,7 +478,7 @@ fn pool_dense_pool_and_store_sizes_over_their_maximums_are_too_many_slots() {
         let text = panics(|| level.new_dense_pool::<Item>(MAX_DENSE_POOL_CAPACITY + 1));
         assert!(text.contains("16777216 slots"), "{text}");
         let text = panics(|| level.new_store::<Item>(MAX_STORE_OBJECTS + 1, 1));
-        assert!(text.contains("too large"), "{text}");
+        assert!(text.contains("4294967295 objects"), "{text}");
         assert_eq!(level.used(), used, "a refused request takes nothing");
 
         // The maximums themselves pass the check; this block is just too small.
