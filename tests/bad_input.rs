@@ -12,6 +12,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicIsize, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
+use scope_stack::scratch::{self, SetCapacityError};
 use scope_stack::store::{Id, Store, MAX_STORE_OBJECTS};
 use scope_stack::{
     AllocError, AllocErrorKind, DenseHandle, DensePool, Handle, LinearAllocator, Pool, ScopeStack,
@@ -191,6 +192,13 @@ fn a_capacity_of_zero_is_invalid_for_blocks_pools_dense_pools_stores_and_pads() 
     let e = ScratchPads::new(0).try_with(|_| ()).unwrap_err();
     assert_error(&e, InvalidCapacity, &["invalid capacity"]);
     assert!(panics(|| ScratchPads::new(0).with(|_| ())).contains("invalid capacity"));
+    // This thread's scratch arenas: a refused capacity keeps the old ones.
+    match scratch::set_capacity(0) {
+        Err(SetCapacityError::Alloc(e)) => assert_error(&e, InvalidCapacity, &["0 bytes"]),
+        other => panic!("{other:?}"),
+    }
+    assert!(panics(|| scratch::set_default_capacity(0)).contains("greater than zero"));
+    assert_eq!(scope_stack::scratch(|s| *s.new_pod(3u8)), 3);
 
     let ledger = Ledger::new();
     let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
@@ -255,7 +263,14 @@ fn capacities_that_overflow_isize_are_capacity_overflow() {
         let asked = format!("a block of {bytes} bytes");
         assert_error(&e, CapacityOverflow, &["overflows isize", &asked]);
         assert_eq!(e.size(), bytes);
+        let e = ScratchPads::new(bytes).try_with(|_| ()).unwrap_err();
+        assert_error(&e, CapacityOverflow, &["overflows isize", &asked]);
+        match scratch::set_capacity(bytes) {
+            Err(SetCapacityError::Alloc(e)) => assert_error(&e, CapacityOverflow, &[&asked]),
+            other => panic!("{other:?}"),
+        }
     }
+    assert_eq!(scope_stack::scratch(|s| *s.new_pod(3u8)), 3);
     // Nothing to reserve for the sizes, so `memory_needed` says so too.
     assert_eq!(Pool::<u64>::memory_needed(usize::MAX), None);
     assert_eq!(Pool::<u64>::memory_needed_with_shards(usize::MAX, 1), None);
@@ -527,6 +542,15 @@ fn pool_shard_counts_of_zero_and_above_the_maximum_are_invalid() {
         assert_eq!(most.shard_count(), MAX_POOL_SHARDS);
         let h = one.insert(ledger.item()).unwrap().into_handle();
         assert_eq!((item.id, one.get(h).unwrap().id), (0, 1));
+        // Any shard number is a fine hint for `insert_in_shard`.
+        let four = level.new_pool_with_shards::<Item>(8, 4);
+        for shard in [4, 255, usize::MAX] {
+            let item = ledger.item();
+            let id = item.id;
+            let h = four.insert_in_shard(shard, item).unwrap().into_handle();
+            assert_eq!(four.get(h).map(|i| i.id), Some(id));
+        }
+        assert_eq!(four.len(), 3);
     });
     ledger.assert_each_dropped_once();
 }
