@@ -44,7 +44,8 @@ pub enum AllocErrorKind {
     /// overlap it.
     NotInnermost,
     /// A pool was asked for more slots than its index can name
-    /// ([`MAX_POOL_CAPACITY`](crate::MAX_POOL_CAPACITY)).
+    /// ([`MAX_POOL_CAPACITY`](crate::MAX_POOL_CAPACITY)), or a store for more objects
+    /// than [`MAX_STORE_OBJECTS`](crate::store::MAX_STORE_OBJECTS).
     TooManySlots,
     /// A pool was asked for zero shards, or more than
     /// [`MAX_POOL_SHARDS`](crate::pool::MAX_POOL_SHARDS).
@@ -66,7 +67,7 @@ impl AllocErrorKind {
                 "scope is not the innermost live scope on its block (a nested scope opened later on the same block is still live)"
             }
             AllocErrorKind::TooManySlots => {
-                "pool capacity is too large for its 24-bit slot index (at most 16777216 slots)"
+                "too many slots (a pool or dense pool has a 24-bit slot index: at most 16777216 slots; a store holds at most 4294967295 objects)"
             }
             AllocErrorKind::InvalidShardCount => {
                 "invalid pool shard count (must be 1 to MAX_POOL_SHARDS = 256)"
@@ -74,6 +75,13 @@ impl AllocErrorKind {
         }
     }
 }
+
+// The limits that the messages above spell out.
+const _: () = assert!(
+    crate::pool::MAX_POOL_CAPACITY == 16_777_216
+        && crate::store::MAX_STORE_OBJECTS == 4_294_967_295
+        && crate::pool::MAX_POOL_SHARDS == 256
+);
 
 /// A scope name copied into the error, so the error owns no borrowed data.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]

@@ -100,14 +100,31 @@ impl ScratchPads {
         self.capacity
     }
 
+    /// The calling thread's pad, reserved on its first use.
+    ///
+    /// Every reference to a pad comes from `ThreadLocal::get`, never from the reference
+    /// that inserting returns. `thread_local` derives that one from the `&mut` it wrote
+    /// the new value through, while `get` derives a shared one from the slot itself: if
+    /// the outer `with` of a thread's first use kept the former, a nested `with` (which
+    /// gets the latter) would invalidate it under the aliasing model as soon as it
+    /// wrote to the pad, and the outer scope's next use of its pad would be undefined
+    /// behaviour. Shared references made from the same slot may all be used in turn.
     fn pad(&self) -> Result<&Pad, AllocError> {
-        self.pads.get_or_try(|| {
+        if let Some(pad) = self.pads.get() {
+            return Ok(pad);
+        }
+        // The returned reference is dropped at once; see above.
+        let _ = self.pads.get_or_try(|| {
             Ok(Pad {
                 block: LinearAllocator::with_capacity(self.capacity)?,
                 thread: std::thread::current().id(),
                 peak: 0,
             })
-        })
+        })?;
+        Ok(self
+            .pads
+            .get()
+            .expect("this thread's pad was inserted just above"))
     }
 
     /// Runs `f` with a scope on the calling thread's pad, then unwinds it. Works on any

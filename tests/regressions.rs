@@ -306,12 +306,6 @@ fn a_scratch_scope_nested_in_alloc_fmt_does_not_raise_the_high_water_mark() {
         }
     }
     let mut pads = ScratchPads::new(4096);
-    // Give this thread its pad before nesting `with` calls. On a thread's first call,
-    // `thread_local` hands the new pad out through a reference derived from `&mut`; a
-    // nested `with` reaches the pad through a second path, and Miri then reports the
-    // outer scope's writes as undefined behaviour. That is a separate problem of
-    // `ScratchPads`, not what this test is about.
-    pads.with(|_| ());
     let seen = Cell::new(None);
     pads.with(|s| {
         s.new_pod([0u8; 40]);
@@ -375,4 +369,39 @@ fn used_and_reports_inside_a_display_count_only_allocated_bytes() {
         });
     });
     assert_eq!(memory.high_water_mark(), 113);
+}
+
+// ----- a thread's first use of `ScratchPads` may nest -----
+
+#[test]
+fn a_nested_scratch_pads_call_on_a_threads_first_use_is_sound() {
+    // The thread's pad is created by the outer call; the inner call reaches the same
+    // pad again while the outer scope lives, and the outer scope allocates after the
+    // inner one has unwound. Miri checks that both paths to the pad may be used.
+    let pads = ScratchPads::new(4096);
+    let (inner, outer) = pads.with(|o| {
+        let inner = pads.with(|i| *i.new_pod(1u8));
+        let outer = o.new_pod(2u8);
+        *outer += 1;
+        (inner, *outer)
+    });
+    assert_eq!((inner, outer), (1, 3));
+    // The same on a fresh thread, whose first call is also the nested one.
+    std::thread::scope(|t| {
+        t.spawn(|| {
+            pads.with(|o| {
+                let a = o.new_pod(5u32);
+                pads.with(|i| {
+                    let b = i.new_pod(6u32);
+                    *b += *a;
+                    assert_eq!(*b, 11);
+                });
+                *a += 1;
+                assert_eq!(*o.new_pod(7u32) + *a, 13);
+            });
+        });
+    });
+    let mut pads = pads;
+    assert_eq!(pads.stats().count(), 2);
+    assert!(pads.stats().all(|s| s.used == 0));
 }

@@ -130,7 +130,8 @@
 //! Object indices of destroyed objects are reused after `end_frame`, with the next
 //! generation: a stale [`Id`] finds nothing (the generation is 32 bits; only after
 //! 2^32 reuses of one index could a stale id match again, and it would then name that
-//! index's current object, never freed memory).
+//! index's current object, never freed memory). Each store starts its generations from
+//! a seed of its own, so an id of another store finds nothing either (see [`Id`]).
 
 mod garbage;
 mod table;
@@ -156,6 +157,9 @@ use table::{Block, Table, NONE};
 
 /// The most objects a store can hold (object indices are 32 bits, one value reserved).
 pub const MAX_STORE_OBJECTS: usize = u32::MAX as usize;
+
+/// Source of the stores' generation seeds. It only names stores; it orders nothing.
+static STORE_IDS: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
 
 /// Pins on one version beyond which [`Store::pin`] panics (a leak of pins, like an
 /// `Arc` count overflow).
@@ -186,6 +190,13 @@ impl<T> Version<T> {
 /// When an object is destroyed, its index is reused (after the next
 /// [`end_frame`](Store::end_frame)) with a new generation, so the old `Id` goes stale
 /// and finds nothing instead of the new object.
+///
+/// An `Id` has no room for a store tag, so each store starts its generations from a
+/// seed of its own: an id of another store, or of an earlier store in the same memory
+/// (a level closed and loaded again), finds nothing. The seeds of stores made one after
+/// another are far apart, so a match needs the two generations to coincide after an
+/// index has been reused millions of times; it cannot be ruled out. As with a stale id,
+/// a match could only ever name a live object of the store it is used with.
 ///
 /// ```
 /// use scope_stack::{LinearAllocator, store::Id};
@@ -228,14 +239,19 @@ impl Id {
         self.0 as u32
     }
 
-    /// The generation of the index when the object was created.
+    /// The generation of the index when the object was created. Each store starts
+    /// its indices at a generation of its own, and each reuse of an index adds one.
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
     /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
     /// memory.scope("level", |level| {
     ///     let store = level.new_store::<u8>(16, 32);
-    ///     assert_eq!(store.create(1).unwrap().generation(), 0);
+    ///     let first = store.create(1).unwrap();
+    ///     store.destroy(first);
+    ///     store.end_frame();
+    ///     let second = store.create(2).unwrap();
+    ///     assert_eq!(second.generation(), first.generation().wrapping_add(1));
     /// });
     /// ```
     pub fn generation(self) -> u32 {
@@ -383,10 +399,15 @@ impl<'s> ScopeStack<'s> {
         let versions: &'s Pool<'s, Version<T>> = self.try_new_pool(max_versions)?;
         let top = self.try_alloc_layout(top_layout)?.cast();
         let storage = self.try_alloc_layout(block_layout)?.cast();
+        // A per-store starting generation, far from those of the stores made just
+        // before and after, so their ids do not match here (see `Id`).
+        let seed = STORE_IDS
+            .fetch_add(1, core::sync::atomic::Ordering::Relaxed)
+            .wrapping_mul(0x9E37_79B9);
         // SAFETY: `top` and `storage` are fresh, aligned arrays of `blocks` elements in
         // this scope, used by this table alone, valid until the scope rewinds, which is
         // after the store is gone; `max_objects <= u32::MAX` was checked.
-        let table = unsafe { Table::new(top, storage, max_objects) };
+        let table = unsafe { Table::new(top, storage, max_objects, seed) };
         let store = Store {
             versions,
             table,

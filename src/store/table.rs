@@ -48,8 +48,7 @@ pub(crate) struct Block {
 }
 
 /// Packs a generation and a version slot (or [`NONE`]) into an entry word. The low
-/// half holds `version + 1`, so an all-zero word (a fresh entry) means "generation 0,
-/// no version".
+/// half holds `version + 1`, so a zero low half means "no version".
 #[inline(always)]
 pub(crate) fn pack(generation: u32, version: u32) -> u64 {
     (u64::from(generation) << 32) | u64::from(version.wrapping_add(1))
@@ -81,6 +80,9 @@ pub(crate) struct Table {
     storage: NonNull<Block>,
     blocks: u32,
     max_objects: u32,
+    /// The generation every entry starts at: different for every store, so that an id
+    /// of another store (or of an earlier store in the same memory) rarely matches.
+    seed: u32,
     /// The next never-used index.
     fresh: CachePadded<AtomicU32>,
     /// Top of the recycled-index stack (linked through the blocks' `links`).
@@ -105,10 +107,12 @@ impl Table {
     /// `top` has room for `blocks_for(max_objects)` pointers and `storage` for as many
     /// blocks, both aligned, unused by anything else and valid for as long as the table
     /// is used. `max_objects` is at most `u32::MAX` (so no index equals [`NONE`]).
+    /// Every entry starts at generation `seed`.
     pub(crate) unsafe fn new(
         top: NonNull<AtomicPtr<Block>>,
         storage: NonNull<Block>,
         max_objects: usize,
+        seed: u32,
     ) -> Table {
         let blocks = Self::blocks_for(max_objects);
         for b in 0..blocks {
@@ -120,6 +124,7 @@ impl Table {
             storage,
             blocks: blocks as u32,
             max_objects: max_objects as u32,
+            seed,
             fresh: CachePadded::new(AtomicU32::new(0)),
             recycled: CachePadded::new(AtomicU32::new(NONE)),
         }
@@ -242,7 +247,7 @@ impl Table {
                     let block = unsafe { self.storage.add(b as usize) };
                     // SAFETY: winning the exchange makes us the block's only writer;
                     // nobody reads it before the pointer is published below.
-                    unsafe { Self::fill(block) };
+                    unsafe { Self::fill(block, self.seed) };
                     // Release: readers that load this pointer see the filled block.
                     slot.store(block.as_ptr(), Ordering::Release);
                     // SAFETY: filled just now; lives as long as the table.
@@ -261,17 +266,18 @@ impl Table {
         unsafe { &*p }
     }
 
-    /// Writes a block's initial contents: every entry "generation 0, no version",
+    /// Writes a block's initial contents: every entry "generation `seed`, no version",
     /// every link [`NONE`].
     ///
     /// # Safety
     /// `block` is valid for writes and nobody else accesses it.
-    unsafe fn fill(block: NonNull<Block>) {
+    unsafe fn fill(block: NonNull<Block>, seed: u32) {
         let block = block.as_ptr();
+        let fresh = pack(seed, NONE);
         for i in 0..BLOCK_LEN {
             // SAFETY: in bounds of the block, exclusively ours (per the caller).
             unsafe {
-                ptr::addr_of_mut!((*block).entries[i]).write(AtomicU64::new(0));
+                ptr::addr_of_mut!((*block).entries[i]).write(AtomicU64::new(fresh));
                 ptr::addr_of_mut!((*block).links[i]).write(AtomicU32::new(NONE));
             }
         }
