@@ -516,7 +516,7 @@ fn pool_dense_pool_and_store_sizes_over_their_maximums_are_too_many_slots() {
 fn pool_shard_counts_of_zero_and_above_the_maximum_are_invalid() {
     use AllocErrorKind::InvalidShardCount;
     let ledger = Ledger::new();
-    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    let mut memory = LinearAllocator::with_capacity(1 << 18).unwrap();
     memory.scope("level", |level| {
         let item = level.new_object(ledger.item());
         let used = level.used();
