@@ -277,7 +277,7 @@ impl FreeLists {
 
     /// Takes the top slot of shard `shard`'s local stack, or `None` when it is empty.
     #[inline]
-    fn pop_local(&self, shard: u32) -> Option<u32> {
+    pub(crate) fn pop_local(&self, shard: u32) -> Option<u32> {
         let head_word = self.head(shard);
         // Acquire: pairs with the Release of the push that installed this head, so the
         // link we read below is the one that push wrote.
@@ -343,7 +343,7 @@ impl FreeLists {
     /// move replaced a waiters' mark, so waiters must be woken.
     #[cold]
     #[inline(never)]
-    fn take_remote(&self, shard: u32) -> (Option<u32>, bool) {
+    pub(crate) fn take_remote(&self, shard: u32) -> (Option<u32>, bool) {
         let remote = self.remote(shard);
         let mut head = remote.load(Ordering::Relaxed);
         let first = loop {

@@ -397,15 +397,12 @@ impl<T> Core<T> {
     /// Takes a free slot, looking in shard `home` first and then in every other one.
     #[inline]
     fn insert(&self, home: u32, value: T) -> Result<u32, T> {
-        let (index, wake) = match self.free.pop(home) {
-            (None, _) => self.free.steal(home, &self.steal_hint),
-            popped => popped,
-        };
-        if wake {
-            self.wake_waiters();
-        }
-        let Some(index) = index else {
-            return Err(value);
+        let index = match self.free.pop_local(home) {
+            Some(index) => index,
+            None => match self.take_elsewhere(home) {
+                Some(index) => index,
+                None => return Err(value),
+            },
         };
         // We own the slot now (see the free list's invariant). Relaxed: only owners
         // write a stamp; other threads read it only to compare it with a pooled stamp,
@@ -420,6 +417,21 @@ impl<T> Core<T> {
         self.slot(index)
             .with_mut(|p| unsafe { p.write(MaybeUninit::new(value)) });
         Ok(index)
+    }
+
+    /// The slow half of [`insert`](Self::insert): shard `home`'s local list was empty,
+    /// so take its remote list, or else steal from the other shards.
+    #[cold]
+    #[inline(never)]
+    fn take_elsewhere(&self, home: u32) -> Option<u32> {
+        let (index, wake) = match self.free.take_remote(home) {
+            (None, _) => self.free.steal(home, &self.steal_hint),
+            taken => taken,
+        };
+        if wake {
+            self.wake_waiters();
+        }
+        index
     }
 
     /// Marks slot `index` free and puts it back on the free list, waking waiters.
