@@ -15,7 +15,7 @@
 //! must be 0).
 //!
 //! The pools get one shard per worker (plus one for the main thread), so each worker
-//! spawns into its own slots. Frames meet at a spin-then-yield barrier: a `std` barrier
+//! spawns into its own slots. Frames meet at a spin-then-sleep barrier: a `std` barrier
 //! (a mutex and a condition variable) costs more than a frame's work once a dozen
 //! threads meet at it twice per frame.
 //!
@@ -25,7 +25,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
@@ -150,20 +150,27 @@ fn parse_options() -> Options {
 
 /// A barrier for a fixed set of threads that meet thousands of times a second. An
 /// arriving thread counts itself in; the last one resets the count and starts the next
-/// generation, and the others spin on the generation (yielding after a while, in case
-/// there are more threads than cores). No lock, no sleep, no heap.
+/// generation. The others spin on the generation for a moment (a frame's stragglers
+/// are usually microseconds behind), then sleep on it with a futex, so that a waiting
+/// thread never holds a core that a working one needs (there may be more threads than
+/// cores). No lock, no heap, and no system call unless someone actually slept.
 struct FrameBarrier {
     threads: usize,
     arrived: CachePadded<AtomicUsize>,
-    generation: CachePadded<AtomicUsize>,
+    generation: CachePadded<AtomicU32>,
+    sleepers: CachePadded<AtomicUsize>,
 }
 
 impl FrameBarrier {
+    /// Spins before sleeping; roughly a few microseconds.
+    const SPINS: u32 = 1_000;
+
     fn new(threads: usize) -> Self {
         FrameBarrier {
             threads,
             arrived: CachePadded::new(AtomicUsize::new(0)),
-            generation: CachePadded::new(AtomicUsize::new(0)),
+            generation: CachePadded::new(AtomicU32::new(0)),
+            sleepers: CachePadded::new(AtomicUsize::new(0)),
         }
     }
 
@@ -175,18 +182,26 @@ impl FrameBarrier {
         // it to all of them through the generation store below.
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
             self.arrived.store(0, Ordering::Relaxed);
-            self.generation.store(generation + 1, Ordering::Release);
+            // SeqCst, with the sleepers' SeqCst below: either we see a sleeper's count
+            // and wake it, or its futex wait sees the new generation and returns.
+            self.generation
+                .store(generation.wrapping_add(1), Ordering::SeqCst);
+            if self.sleepers.load(Ordering::SeqCst) > 0 {
+                atomic_wait::wake_all(&*self.generation);
+            }
             return;
         }
-        let mut spins = 0u32;
-        while self.generation.load(Ordering::Acquire) == generation {
-            if spins < 2_000 {
-                spins += 1;
-                std::hint::spin_loop();
-            } else {
-                std::thread::yield_now();
+        for _ in 0..Self::SPINS {
+            if self.generation.load(Ordering::Acquire) != generation {
+                return;
             }
+            std::hint::spin_loop();
         }
+        self.sleepers.fetch_add(1, Ordering::SeqCst);
+        while self.generation.load(Ordering::SeqCst) == generation {
+            atomic_wait::wait(&self.generation, generation);
+        }
+        self.sleepers.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -230,20 +245,27 @@ fn main() -> Result<(), scope_stack::AllocError> {
                 let tiles = level.alloc_slice_fill_with(config.tiles, |i| (i % 251) as u8);
                 // One shard per worker and one for this thread: each worker spawns into
                 // slots of its own, and steals only when its shard runs dry.
+                // The level's sizes are for up to four workers; more workers spawn more.
                 let shards = options.threads + 1;
-                let enemies = level.new_pool_with_shards::<Enemy>(config.enemies, shards);
+                let scale = options.threads.div_ceil(4);
+                let enemies =
+                    level.new_pool_with_shards::<Enemy>(config.enemies * scale, shards);
                 let projectiles =
-                    level.new_pool_with_shards::<Projectile>(config.projectiles, shards);
-                let sounds = level.new_pool_with_shards::<Sound>(config.sounds, shards);
+                    level.new_pool_with_shards::<Projectile>(config.projectiles * scale, shards);
+                let sounds = level.new_pool_with_shards::<Sound>(config.sounds * scale, shards);
                 let title = level.alloc_fmt(format_args!("level {} ({})", level_no + 1, config.name));
                 println!("\nloaded {title}");
                 println!("{}", level.report());
 
                 // ----- frames on worker threads -----
-                let barrier = FrameBarrier::new(options.threads + 1);
+                // The workers meet once per frame, among themselves; worker 0 also
+                // keeps the clock and prints progress. This thread only waits for them.
+                let barrier = FrameBarrier::new(options.threads);
+                let level_nanos = AtomicU64::new(0);
                 std::thread::scope(|t| {
                     for w in 0..options.threads {
                         let (barrier, allocations, waiting) = (&barrier, &allocations, &waiting);
+                        let level_nanos = &level_nanos;
                         let (enemies, projectiles, sounds) = (&*enemies, &*projectiles, &*sounds);
                         let tiles = &*tiles;
                         t.spawn(move || {
@@ -254,48 +276,45 @@ fn main() -> Result<(), scope_stack::AllocError> {
                                 rng: 0x9E37_79B9_7F4A_7C15 ^ ((w as u64 + 1) * 0x1234_5678),
                             };
                             scratch(|_| ()); // build this thread's scratch arenas now
-                            barrier.wait(); // loaded: counting starts after this
+                            barrier.wait(); // everyone is ready
+                            if w == 0 {
+                                COUNTING.store(true, Ordering::SeqCst);
+                            }
+                            barrier.wait(); // counting is on: the frames start
+                            let level_start = Instant::now();
+                            let batch = (options.frames / 5).max(1);
                             let mut waited = Duration::ZERO;
                             for frame in 0..options.frames {
-                                let t0 = Instant::now();
-                                barrier.wait(); // frame start
-                                let t1 = Instant::now();
                                 let n = run_frame(&mut me, w, frame, enemies, projectiles, sounds, tiles);
                                 allocations.fetch_add(n, Ordering::Relaxed);
-                                let t2 = Instant::now();
+                                let t0 = Instant::now();
                                 barrier.wait(); // frame end
-                                waited += (t1 - t0) + t2.elapsed();
+                                waited += t0.elapsed();
+                                let last = frame + 1 == options.frames;
+                                if w == 0 && ((frame + 1) % batch == 0 || last) {
+                                    println!(
+                                        "  frames {:>5}/{}: {:>5} enemies, {:>5} projectiles, {:>3} sounds live",
+                                        frame + 1,
+                                        options.frames,
+                                        enemies.len(),
+                                        projectiles.len(),
+                                        sounds.len()
+                                    );
+                                }
+                            }
+                            if w == 0 {
+                                COUNTING.store(false, Ordering::SeqCst);
+                                level_nanos.store(level_start.elapsed().as_nanos() as u64, Ordering::Relaxed);
                             }
                             waiting.fetch_add(waited.as_nanos() as u64, Ordering::Relaxed);
-                            barrier.wait(); // main has printed the last progress line
                             // Despawn what is left (the level unwind would drop it too).
                             let left = me.enemies.len() + me.projectiles.len() + me.sounds.len();
                             black_box(left)
                         });
                     }
-                    barrier.wait();
-                    COUNTING.store(true, Ordering::SeqCst);
-                    let level_start = Instant::now();
-                    let batch = (options.frames / 5).max(1);
-                    for frame in 0..options.frames {
-                        barrier.wait();
-                        barrier.wait();
-                        if (frame + 1) % batch == 0 || frame + 1 == options.frames {
-                            println!(
-                                "  frames {:>5}/{}: {:>5} enemies, {:>5} projectiles, {:>3} sounds live",
-                                frame + 1,
-                                options.frames,
-                                enemies.len(),
-                                projectiles.len(),
-                                sounds.len()
-                            );
-                        }
-                    }
-                    frame_time += level_start.elapsed();
-                    COUNTING.store(false, Ordering::SeqCst);
-                    barrier.wait(); // let the workers finish
-                    frames_run += options.frames as u64;
                 });
+                frame_time += Duration::from_nanos(level_nanos.into_inner());
+                frames_run += options.frames as u64;
                 log.push(format!(
                     "{title}: peak {} enemies, {} projectiles, {} sounds",
                     enemies.high_water_len(),
@@ -395,7 +414,11 @@ fn run_frame<'p>(
         }
     }
 
-    // Update: projectiles fly and expire; sounds fade; enemies take damage.
+    // Update: enemies walk, projectiles fly and expire, sounds fade.
+    for e in me.enemies.iter_mut() {
+        e.position[0] = (e.position[0] + 7.0) % 1000.0;
+        e.position[2] = (e.position[2] + 3.0) % 1000.0;
+    }
     me.projectiles.retain_mut(|p| {
         let velocity = p.velocity;
         for (x, v) in p.position.iter_mut().zip(velocity) {
