@@ -455,12 +455,8 @@ impl FreeLists {
                 NIL_WAITING => NIL,
                 i => i,
             };
-            // Relaxed: published by the Release compare-exchange below. A slot freed
-            // right after it was taken usually has the right link already.
-            let link = self.link(index);
-            if link.load(Ordering::Relaxed) != below {
-                link.store(below, Ordering::Relaxed);
-            }
+            // Relaxed: published by the Release compare-exchange below.
+            self.link(index).store(below, Ordering::Relaxed);
             match head_word.compare_exchange_weak(
                 head,
                 with_index(head, index),
