@@ -16,6 +16,16 @@ pub(crate) use core::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 
+/// Tells the processor (or loom's scheduler) that this thread is waiting for another
+/// one to make progress.
+#[inline(always)]
+pub(crate) fn spin_hint() {
+    #[cfg(not(loom))]
+    core::hint::spin_loop();
+    #[cfg(loom)]
+    loom::thread::yield_now();
+}
+
 /// An `UnsafeCell` that loom can watch: every access goes through a closure, so loom
 /// sees when two threads touch the same value without a happens-before edge.
 #[repr(transparent)]

@@ -311,3 +311,30 @@ fn insert_wait_survives_a_remote_chain_moving_over_its_mark() {
         });
     });
 }
+
+/// No frees run, two slots are free (a chain of two on shard 1's remote list) and two
+/// threads insert: both must get one. While one of them moves the chain from the remote
+/// list to the local list, the chain is on neither; the other must not take that for a
+/// full pool.
+#[test]
+fn a_remote_chain_in_transit_is_not_mistaken_for_a_full_pool() {
+    model(|| {
+        with_sharded_pool(4, 2, |pool| {
+            let home: Vec<_> = (0..2)
+                .map(|i| pool.insert_in_shard(0, i).unwrap())
+                .collect();
+            let far: Vec<_> = (10..12)
+                .map(|i| pool.insert_in_shard(1, i).unwrap())
+                .collect();
+            // Freed here, on a shard-0 thread: both go onto shard 1's remote list.
+            drop(far);
+            let inserters: Vec<_> = (20..22u32)
+                .map(|v| thread::spawn(move || pool.insert(v).map(|b| b.into_inner())))
+                .collect();
+            for (v, t) in (20..22u32).zip(inserters) {
+                assert_eq!(t.join().unwrap(), Ok(v), "a free slot was missed");
+            }
+            drop(home);
+        });
+    });
+}

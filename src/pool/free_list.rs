@@ -74,13 +74,34 @@
 //! - Links are read and written with `Relaxed`: the head's acquire/release pair orders
 //!   them. They must still be atomic, because a stalled pop may read `next[i]` while a
 //!   push writes it; that read's value is then discarded by the failing compare.
-//! - Taking a remote stack is an `Acquire` compare-exchange that installs `NIL`: it
-//!   reads the value the last remote push wrote, and each push is a read-modify-write,
-//!   so every push onto that stack (and the links each wrote) happens before the taker
-//!   walks the chain. It reads no link before its compare-exchange, so it needs no ABA
-//!   care beyond the tag. Moving the chain onto the local stack is a push of several
-//!   slots at once: the chain's last link is set to the local top and published with
-//!   the same `Release` compare-exchange as a single push.
+//! - Taking a remote stack is a compare-exchange that installs `NIL`, `Acquire` (in
+//!   fact `SeqCst`, below): it reads the value the last remote push wrote, and each push
+//!   is a read-modify-write, so every push onto that stack (and the links each wrote)
+//!   happens before the taker walks the chain. It reads no link before its
+//!   compare-exchange, so it needs no ABA care beyond the tag. Moving the chain onto the
+//!   local stack is a push of several slots at once: the chain's last link is set to the
+//!   local top and published with a `Release` (`SeqCst`) compare-exchange, as a single
+//!   push is.
+//!
+//! # Chains in transit, and "full"
+//!
+//! Between taking a remote stack and pushing its rest onto the local stack, the chain is
+//! on neither stack: another insert that looks at that shard then sees it empty. So an
+//! insert that found every shard empty may report the pool full only if no chain was in
+//! transit at any moment of its scan. [`Transit`] counts the moves under way (`active`)
+//! and the moves ever started (`epoch`); a mover adds to `active`, then to `epoch`, before
+//! it takes the stack, and subtracts from `active` after the chain is on the local stack.
+//! A scanner reads `epoch`, then `active`, scans, then reads `active` and `epoch` again,
+//! and reports full only if `active` was 0 both times and `epoch` did not move. All of
+//! these accesses, the scan's peeks at the heads, and the mover's two compare-exchanges
+//! are `SeqCst`, so they fall into one total order, and a chain that the scan missed puts
+//! the mover's take after the scan's read of the remote head and its push after the
+//! scan's read of the local head. Then either the scanner's first read of `active`
+//! follows the mover's increment (and, the push being later than the scan, precedes its
+//! decrement: `active` reads non-zero), or it precedes the increment, so the epoch
+//! increment falls after the first read of `epoch` and before the scan's read of the
+//! remote head, and `epoch` moved. Either way the scanner looks again. These are slow
+//! paths: taking a remote stack, and an insert that found its home shard empty.
 
 use core::ptr::NonNull;
 
@@ -108,6 +129,42 @@ fn index_of(head: u64) -> u32 {
 fn with_index(head: u64, index: u32) -> u64 {
     // The tag (high half) advances by one with every change of the head.
     (head & 0xFFFF_FFFF_0000_0000).wrapping_add(1 << 32) | index as u64
+}
+
+/// The slow paths' shared words, kept by the pool on a line of their own (only steals
+/// and remote-stack moves write them). See the module docs on chains in transit.
+pub(crate) struct Transit {
+    /// Where the last successful steal found a slot.
+    steal_hint: AtomicU32,
+    /// Remote-stack moves under way.
+    active: AtomicU32,
+    /// Remote-stack moves ever started (wrapping).
+    epoch: AtomicU32,
+}
+
+impl Transit {
+    pub(crate) fn new() -> Transit {
+        Transit {
+            steal_hint: AtomicU32::new(0),
+            active: AtomicU32::new(0),
+            epoch: AtomicU32::new(0),
+        }
+    }
+
+    /// A snapshot to start a scan with: `(epoch, active)`.
+    #[inline]
+    pub(crate) fn before_scan(&self) -> (u32, u32) {
+        let epoch = self.epoch.load(Ordering::SeqCst);
+        (epoch, self.active.load(Ordering::SeqCst))
+    }
+
+    /// `true` when no chain was in transit during a scan that started with `before`.
+    #[inline]
+    pub(crate) fn quiet_since(&self, (epoch, active): (u32, u32)) -> bool {
+        active == 0
+            && self.active.load(Ordering::SeqCst) == 0
+            && self.epoch.load(Ordering::SeqCst) == epoch
+    }
 }
 
 /// What a thread that found the pool full should do next.
@@ -268,10 +325,10 @@ impl FreeLists {
     /// remote stack (see [`take_remote`](Self::take_remote)). `None` when both were
     /// empty. The flag says that waiters must be woken.
     #[inline]
-    pub(crate) fn pop(&self, shard: u32) -> (Option<u32>, bool) {
+    pub(crate) fn pop(&self, shard: u32, transit: &Transit) -> (Option<u32>, bool) {
         match self.pop_local(shard) {
             Some(index) => (Some(index), false),
-            None => self.take_remote(shard),
+            None => self.take_remote(shard, transit),
         }
     }
 
@@ -306,29 +363,35 @@ impl FreeLists {
         }
     }
 
-    /// Takes a free slot from any shard other than `home`, or `None` if each of them
-    /// was empty when visited. Visits every other shard once, in order (wrapping),
-    /// starting at the shard the last successful steal took from: a thread that fills
-    /// a whole pool from one home finds the next shard with room at once, instead of
-    /// walking past every shard it already emptied.
+    /// Takes a free slot from shard `home` or, failing that, from any other shard, or
+    /// `None` if each shard was empty when visited. After `home`, visits every other
+    /// shard once, in order (wrapping), starting at the shard the last successful steal
+    /// took from: a thread that fills a whole pool from one home finds the next shard
+    /// with room at once, instead of walking past every shard it already emptied.
+    ///
+    /// A `None` means "full" only if no chain was in transit meanwhile: see
+    /// [`Transit`] and the module docs.
     #[cold]
     #[inline(never)]
-    ///
-    /// `steal_hint` is the owner's word for that shard number; the owner keeps it on a
-    /// line of its own, apart from the read-only fields, since steals write it.
-    pub(crate) fn steal(&self, home: u32, steal_hint: &AtomicU32) -> (Option<u32>, bool) {
+    pub(crate) fn scan(&self, home: u32, transit: &Transit) -> (Option<u32>, bool) {
         let shards = self.layout.shards;
+        if !self.shard_empty(home) {
+            let popped = self.pop(home, transit);
+            if popped.0.is_some() {
+                return popped;
+            }
+        }
         // Relaxed: a hint; any shard number is correct, and it orders nothing.
-        let hint = steal_hint.load(Ordering::Relaxed);
+        let hint = transit.steal_hint.load(Ordering::Relaxed);
         let mut shard = if hint < shards { hint } else { 0 };
         for _ in 0..shards {
-            // Relaxed peeks first: an empty shard costs shared reads of its lines, not
+            // Peeks first: an empty shard costs shared reads of its lines, not
             // exclusive ones.
             if shard != home && !self.shard_empty(shard) {
-                let popped = self.pop(shard);
+                let popped = self.pop(shard, transit);
                 if popped.0.is_some() {
                     if shard != hint {
-                        steal_hint.store(shard, Ordering::Relaxed);
+                        transit.steal_hint.store(shard, Ordering::Relaxed);
                     }
                     return popped;
                 }
@@ -343,34 +406,43 @@ impl FreeLists {
     /// move replaced a waiters' mark, so waiters must be woken.
     #[cold]
     #[inline(never)]
-    pub(crate) fn take_remote(&self, shard: u32) -> (Option<u32>, bool) {
+    pub(crate) fn take_remote(&self, shard: u32, transit: &Transit) -> (Option<u32>, bool) {
         let remote = self.remote(shard);
-        let mut head = remote.load(Ordering::Relaxed);
+        let mut head = remote.load(Ordering::SeqCst);
+        if index_of(head) >= NIL_WAITING {
+            return (None, false);
+        }
+        // Announce the move before the chain leaves the remote stack (module docs).
+        transit.active.fetch_add(1, Ordering::SeqCst);
+        transit.epoch.fetch_add(1, Ordering::SeqCst);
         let first = loop {
             let first = index_of(head);
             if first >= NIL_WAITING {
                 // Empty (a waiters' mark stays where it is).
+                transit.active.fetch_sub(1, Ordering::SeqCst);
                 return (None, false);
             }
             match remote.compare_exchange_weak(
                 head,
                 with_index(head, NIL),
-                // Success, Acquire: every push onto this stack, and the link it wrote,
-                // happens before we walk the chain (see the module docs).
-                Ordering::Acquire,
-                Ordering::Relaxed,
+                // Success: Acquire, so every push onto this stack, and the link it
+                // wrote, happens before we walk the chain; SeqCst for the transit
+                // argument (module docs).
+                Ordering::SeqCst,
+                Ordering::SeqCst,
             ) {
                 Ok(_) => break first,
                 Err(now) => head = now,
             }
         };
-        // The chain `first -> ... -> NIL` is ours alone now. (Moving it over a waiters'
-        // mark wakes them, as any push would. A sleeper cannot depend on that wake: it
-        // announced on the remote list too, so the push that built this chain after
-        // its announcement already woke it. But the rule "whoever replaces a mark
-        // wakes" is simpler to check than that argument.)
+        // The chain `first -> ... -> NIL` is ours alone now. Moving it over a waiters'
+        // mark wakes them, as any push would: a waiter that announced itself while the
+        // chain was in transit found both of this shard's stacks empty, and sleeps
+        // until this move wakes it.
         let rest = self.link(first).load(Ordering::Relaxed);
         let wake = rest != NIL && self.push_chain(shard, rest);
+        // The chain is on the local stack: the move is over.
+        transit.active.fetch_sub(1, Ordering::SeqCst);
         (Some(first), wake)
     }
 
@@ -396,8 +468,9 @@ impl FreeLists {
             match head_word.compare_exchange_weak(
                 head,
                 with_index(head, first),
-                // Success, Release: as in `push`, for every slot of the chain.
-                Ordering::Release,
+                // Success: Release, as in `push`, for every slot of the chain; SeqCst
+                // for the transit argument (module docs).
+                Ordering::SeqCst,
                 Ordering::Relaxed,
             ) {
                 Ok(old) => {
@@ -425,11 +498,13 @@ impl FreeLists {
         }
     }
 
-    /// `true` when both of shard `shard`'s stacks look empty (a snapshot).
+    /// `true` when both of shard `shard`'s stacks look empty (a snapshot). SeqCst: a
+    /// scan's peeks take part in the transit argument (module docs); on x86-64 these
+    /// are plain loads.
     #[inline]
     fn shard_empty(&self, shard: u32) -> bool {
-        index_of(self.head(shard).load(Ordering::Relaxed)) >= NIL_WAITING
-            && index_of(self.remote(shard).load(Ordering::Relaxed)) >= NIL_WAITING
+        index_of(self.head(shard).load(Ordering::SeqCst)) >= NIL_WAITING
+            && index_of(self.remote(shard).load(Ordering::SeqCst)) >= NIL_WAITING
     }
 
     /// Puts `index` back in the shard that owns it: on its local stack when that shard

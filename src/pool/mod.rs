@@ -162,7 +162,11 @@
 //! - If no slot is freed while the `insert` runs (all frees happen before it, in the
 //!   happens-before sense, or after it returns), an `insert` that fails means that every
 //!   slot held an object: **full means full**. One thread can fill every slot of a pool
-//!   built for many threads and drain it again.
+//!   built for many threads and drain it again. (Another insert may be moving a batch
+//!   of remotely freed slots from a shard's remote list to its local list at that
+//!   moment; the batch is briefly on neither list, so an insert that finds every list
+//!   empty looks again until no such move is under way. Only inserts that would
+//!   otherwise report "full" ever wait for this, and the move is a few instructions.)
 //! - If another thread frees a slot while the `insert` runs, the `insert` may miss
 //!   that slot (it may already have looked at that shard), and fail although the pool
 //!   had a free slot at the moment it returned. The freed slot is not lost: the next
@@ -219,7 +223,7 @@ use crate::finalizer::ObjectLayout;
 use crate::scope::ScopeStack;
 use crate::sync::{AtomicU32, Ordering, UnsafeCell};
 
-use free_list::{FreeLists, Head, ShardLayout, HEADS_PER_SHARD};
+use free_list::{FreeLists, Head, ShardLayout, Transit, HEADS_PER_SHARD};
 pub use handle::Handle;
 use handle::{INDEX_BITS, INDEX_MASK};
 
@@ -269,10 +273,10 @@ struct Core<T> {
     /// The shards' free lists. The fields are read-only; the heads they point to (the
     /// hot atomics, one cache line per shard) live in scope memory.
     free: FreeLists,
-    /// Where the last successful steal found a slot (see `FreeLists::steal`). Written
-    /// only by steals, on a line of its own, so that the read-only fields above stay
-    /// shared in every core's cache.
-    steal_hint: CachePadded<AtomicU32>,
+    /// The slow paths' words (the steal hint, remote-list moves in transit; see
+    /// `free_list`). Written only by steals and moves, on a line of its own, so that the
+    /// read-only fields above stay shared in every core's cache.
+    transit: CachePadded<Transit>,
     /// Written only when the pool is full and threads wait; padded so that those
     /// writes do not evict the read-only fields above from other cores' caches.
     #[cfg(feature = "std")]
@@ -420,18 +424,23 @@ impl<T> Core<T> {
     }
 
     /// The slow half of [`insert`](Self::insert): shard `home`'s local list was empty,
-    /// so take its remote list, or else steal from the other shards.
+    /// so take its remote list, or else steal from the other shards. Reports the pool
+    /// full only after a scan during which no chain of freed slots was in transit
+    /// between two lists (see `free_list`'s module docs); while one is, it looks again.
     #[cold]
     #[inline(never)]
     fn take_elsewhere(&self, home: u32) -> Option<u32> {
-        let (index, wake) = match self.free.take_remote(home) {
-            (None, _) => self.free.steal(home, &self.steal_hint),
-            taken => taken,
-        };
-        if wake {
-            self.wake_waiters();
+        loop {
+            let before = self.transit.before_scan();
+            let (index, wake) = self.free.scan(home, &self.transit);
+            if wake {
+                self.wake_waiters();
+            }
+            if index.is_some() || self.transit.quiet_since(before) {
+                return index;
+            }
+            crate::sync::spin_hint();
         }
-        index
     }
 
     /// Marks slot `index` free and puts it back on the free list, waking waiters.
@@ -769,7 +778,7 @@ impl<'s> ScopeStack<'s> {
                 tag: id & 0xFF,
                 fresh_stamp: seed | FREE,
                 free,
-                steal_hint: CachePadded::new(AtomicU32::new(0)),
+                transit: CachePadded::new(Transit::new()),
                 #[cfg(feature = "std")]
                 futex: CachePadded::new(crate::sync::Futex::new()),
                 _owns: PhantomData,
