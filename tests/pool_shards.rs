@@ -171,20 +171,24 @@ fn high_water_counts_the_slots_ever_used_in_each_shard() {
     let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
     memory.scope("level", |level| {
         let pool = level.new_pool_with_shards::<u32>(64, 4);
+        // This thread's home shard, and another one.
+        let home = pool.home_shard();
+        let other = (home + 1) % 4;
         let a: Vec<_> = (0..10)
-            .map(|i| pool.insert_in_shard(0, i).unwrap())
+            .map(|i| pool.insert_in_shard(home, i).unwrap())
             .collect();
         drop(a);
         let b: Vec<_> = (0..6)
-            .map(|i| pool.insert_in_shard(1, i).unwrap())
+            .map(|i| pool.insert_in_shard(other, i).unwrap())
             .collect();
         drop(b);
         // Never more than 10 at once, but 16 slots were used: the mark is an upper
         // bound of the peak, and exact for a pool that one shard serves.
         assert_eq!(pool.high_water_len(), 16);
         assert_eq!(pool.len(), 0);
+        // The home shard reuses the slots this thread freed into it.
         let again: Vec<_> = (0..10)
-            .map(|i| pool.insert_in_shard(0, i).unwrap())
+            .map(|i| pool.insert_in_shard(home, i).unwrap())
             .collect();
         assert_eq!(pool.high_water_len(), 16);
         assert_eq!(pool.len(), 10);
