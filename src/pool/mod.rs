@@ -1313,12 +1313,11 @@ impl<'s, T> Pool<'s, T> {
     /// How many slots have ever held an object: use it to tune the capacity.
     ///
     /// For a pool with one shard, or filled by one thread through `insert`, this is the
-    /// most objects that
-    /// were in the pool at once. Otherwise it can be more than that peak, never less:
-    /// two threads that each filled their home shard with 10 objects at different times
-    /// count 20, and a slot freed by a thread that lives in another shard waits on the
-    /// shard's remote list until its local list runs dry, so a fresh slot may be used
-    /// first.
+    /// most objects that were in the pool at once. Otherwise it can be more than that
+    /// peak, never less: two threads that each filled their home shard with 10 objects
+    /// at different times count 20, and a slot freed by a thread that lives in another
+    /// shard waits on the shard's remote list until its local list runs dry, so a fresh
+    /// slot may be used first.
     ///
     /// Exact once threads are quiet. While they run, a slot whose object another
     /// thread is dropping at that moment counts as in use. Costs `O(shards × log
