@@ -191,11 +191,9 @@ fn reads_under_write_load(c: &mut Criterion) {
     group.finish();
 }
 
-fn write_and_commit(c: &mut Criterion) {
-    let mut group = c.benchmark_group("store/write_commit");
-    group.throughput(Throughput::Elements(COMMITS_PER_FRAME as u64));
-
-    let versions = OBJECTS + COMMITS_PER_FRAME + 8;
+/// Runs `f` with a store of `OBJECTS` assets and room for `versions` versions, in a
+/// block of exactly the memory it needs, and the ids of its objects.
+fn with_store(versions: usize, f: impl FnOnce(&mut Store<'_, Asset>, &[Id])) {
     let need = Store::<Asset>::memory_needed(OBJECTS, versions).unwrap();
     let mut memory = LinearAllocator::with_capacity(need).unwrap();
     memory.scope("bench", |scope| {
@@ -203,6 +201,15 @@ fn write_and_commit(c: &mut Criterion) {
         let ids: Vec<Id> = (0..OBJECTS as u64)
             .map(|i| store.create(Asset::new(i)).ok().unwrap())
             .collect();
+        f(store, &ids);
+    });
+}
+
+fn write_and_commit(c: &mut Criterion) {
+    let mut group = c.benchmark_group("store/write_commit");
+    group.throughput(Throughput::Elements(COMMITS_PER_FRAME as u64));
+
+    with_store(OBJECTS + COMMITS_PER_FRAME + 8, |store, ids| {
         // One frame of commits, then end_frame (which frees them): the full cost.
         group.bench_function("scope_stack::Store", |b| {
             let mut i = 3;
@@ -281,64 +288,59 @@ fn thread_cpu_time() -> Option<Duration> {
 fn write_commit_with_readers(c: &mut Criterion) {
     let mut group = c.benchmark_group("store/write_commit_readers");
     group.throughput(Throughput::Elements(1));
-    let versions = OBJECTS + COMMITS_PER_READ_FRAME as usize + 8;
-    let need = Store::<Asset>::memory_needed(OBJECTS, versions).unwrap();
-    let mut memory = LinearAllocator::with_capacity(need).unwrap();
-    memory.scope("bench", |scope| {
-        let store = scope.new_store::<Asset>(OBJECTS, versions);
-        let ids: Vec<Id> = (0..OBJECTS as u64)
-            .map(|i| store.create(Asset::new(i)).ok().unwrap())
-            .collect();
-        let ids = &ids;
-        for readers in [0usize, 1, 3, 7] {
-            group.bench_function(format!("readers_{readers}"), |b| {
-                b.iter_custom(|iters| {
-                    let mut total = Duration::ZERO;
-                    let mut left = iters;
-                    let mut i = 11;
-                    while left > 0 {
-                        let n = left.min(COMMITS_PER_READ_FRAME);
-                        left -= n;
-                        let shared = &*store;
-                        let stop = AtomicBool::new(false);
-                        let running = AtomicUsize::new(0);
-                        total += std::thread::scope(|s| {
-                            for r in 0..readers {
-                                let (stop, running) = (&stop, &running);
-                                s.spawn(move || {
-                                    running.fetch_add(1, Ordering::Relaxed);
-                                    let mut j = r as u64 + 100;
-                                    while !stop.load(Ordering::Relaxed) {
-                                        for _ in 0..64 {
-                                            let a = shared.read(ids[next(&mut j)]).unwrap();
-                                            black_box(a.flags);
+    with_store(
+        OBJECTS + COMMITS_PER_READ_FRAME as usize + 8,
+        |store, ids| {
+            for readers in [0usize, 1, 3, 7] {
+                group.bench_function(format!("readers_{readers}"), |b| {
+                    b.iter_custom(|iters| {
+                        let mut total = Duration::ZERO;
+                        let mut left = iters;
+                        let mut i = 11;
+                        while left > 0 {
+                            let n = left.min(COMMITS_PER_READ_FRAME);
+                            left -= n;
+                            let shared = &*store;
+                            let stop = AtomicBool::new(false);
+                            let running = AtomicUsize::new(0);
+                            total += std::thread::scope(|s| {
+                                for r in 0..readers {
+                                    let (stop, running) = (&stop, &running);
+                                    s.spawn(move || {
+                                        running.fetch_add(1, Ordering::Relaxed);
+                                        let mut j = r as u64 + 100;
+                                        while !stop.load(Ordering::Relaxed) {
+                                            for _ in 0..64 {
+                                                let a = shared.read(ids[next(&mut j)]).unwrap();
+                                                black_box(a.flags);
+                                            }
                                         }
-                                    }
-                                });
-                            }
-                            while running.load(Ordering::Relaxed) < readers {
-                                std::thread::yield_now();
-                            }
-                            let (wall, cpu) = (Instant::now(), thread_cpu_time());
-                            for _ in 0..n {
-                                let mut d = shared.write(black_box(ids[next(&mut i)])).unwrap();
-                                d.flags += 1;
-                                shared.commit(d).ok().unwrap();
-                            }
-                            let took = match (cpu, thread_cpu_time()) {
-                                (Some(a), Some(b)) => b - a,
-                                _ => wall.elapsed(),
-                            };
-                            stop.store(true, Ordering::Relaxed);
-                            took
-                        });
-                        store.end_frame();
-                    }
-                    total
-                })
-            });
-        }
-    });
+                                    });
+                                }
+                                while running.load(Ordering::Relaxed) < readers {
+                                    std::thread::yield_now();
+                                }
+                                let (wall, cpu) = (Instant::now(), thread_cpu_time());
+                                for _ in 0..n {
+                                    let mut d = shared.write(black_box(ids[next(&mut i)])).unwrap();
+                                    d.flags += 1;
+                                    shared.commit(d).ok().unwrap();
+                                }
+                                let took = match (cpu, thread_cpu_time()) {
+                                    (Some(a), Some(b)) => b - a,
+                                    _ => wall.elapsed(),
+                                };
+                                stop.store(true, Ordering::Relaxed);
+                                took
+                            });
+                            store.end_frame();
+                        }
+                        total
+                    })
+                });
+            }
+        },
+    );
     group.finish();
 }
 

@@ -10,7 +10,7 @@
 #![cfg(loom)]
 
 use loom::thread;
-use scope_stack::{LinearAllocator, Pool};
+use scope_stack::{LinearAllocator, Pool, PoolBox};
 
 /// Runs `f` with a fresh pool of `capacity` slots (one shard: loom's pools are small).
 fn with_pool(capacity: usize, f: impl FnOnce(&'static Pool<'static, u32>)) {
@@ -238,6 +238,20 @@ fn insert_wait_is_woken_by_a_free_into_another_shard() {
 
 // ----- remote frees (under loom every thread's home is shard 0) -----
 
+/// Fills a pool of two shards of two slots: boxes holding shard 0's slots (values 0 and
+/// 1) and boxes holding shard 1's (values 10 and 11).
+fn fill_two_shards(
+    pool: &'static Pool<'static, u32>,
+) -> (Vec<PoolBox<'static, u32>>, Vec<PoolBox<'static, u32>>) {
+    let home = (0..2)
+        .map(|i| pool.insert_in_shard(0, i).unwrap())
+        .collect();
+    let far = (10..12)
+        .map(|i| pool.insert_in_shard(1, i).unwrap())
+        .collect();
+    (home, far)
+}
+
 /// A free of a shard-1 slot by a thread living in shard 0 goes onto shard 1's remote
 /// list, while an insert starting in shard 1 finds the local list empty and takes the
 /// remote list. The insert may miss the slot (the free came late) but never shares it.
@@ -268,12 +282,7 @@ fn remote_free_races_an_insert_that_takes_the_remote_list() {
 fn remote_chain_moves_to_the_local_list_while_frees_go_on() {
     model(|| {
         with_sharded_pool(4, 2, |pool| {
-            let home: Vec<_> = (0..2)
-                .map(|i| pool.insert_in_shard(0, i).unwrap())
-                .collect();
-            let far: Vec<_> = (10..12)
-                .map(|i| pool.insert_in_shard(1, i).unwrap())
-                .collect();
+            let (home, far) = fill_two_shards(pool);
             let freer = thread::spawn(move || drop(far));
             let taker = thread::spawn(move || {
                 let a = pool.insert_in_shard(1, 20).ok();
@@ -295,12 +304,7 @@ fn remote_chain_moves_to_the_local_list_while_frees_go_on() {
 fn insert_wait_survives_a_remote_chain_moving_over_its_mark() {
     model(|| {
         with_sharded_pool(4, 2, |pool| {
-            let home: Vec<_> = (0..2)
-                .map(|i| pool.insert_in_shard(0, i).unwrap())
-                .collect();
-            let far: Vec<_> = (10..12)
-                .map(|i| pool.insert_in_shard(1, i).unwrap())
-                .collect();
+            let (home, far) = fill_two_shards(pool);
             let waiter = thread::spawn(move || pool.insert_wait(30).into_inner());
             let freer = thread::spawn(move || drop(far));
             let other = pool.insert_in_shard(1, 40).ok().map(|b| b.into_inner());
@@ -320,12 +324,7 @@ fn insert_wait_survives_a_remote_chain_moving_over_its_mark() {
 fn a_remote_chain_in_transit_is_not_mistaken_for_a_full_pool() {
     model(|| {
         with_sharded_pool(4, 2, |pool| {
-            let home: Vec<_> = (0..2)
-                .map(|i| pool.insert_in_shard(0, i).unwrap())
-                .collect();
-            let far: Vec<_> = (10..12)
-                .map(|i| pool.insert_in_shard(1, i).unwrap())
-                .collect();
+            let (home, far) = fill_two_shards(pool);
             // Freed here, on a shard-0 thread: both go onto shard 1's remote list.
             drop(far);
             let inserters: Vec<_> = (20..22u32)

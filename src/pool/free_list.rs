@@ -450,32 +450,48 @@ impl FreeLists {
     /// caller owns, onto shard `shard`'s local stack. Returns `true` when it replaced a
     /// waiters' mark.
     fn push_chain(&self, shard: u32, first: u32) -> bool {
-        let head_word = self.head(shard);
+        // Success SeqCst: Release, as for a single push, for every slot of the chain;
+        // SeqCst for the transit argument (module docs).
+        self.push_run(
+            self.head(shard),
+            first,
+            self.last_of(first),
+            Ordering::SeqCst,
+        )
+    }
+
+    /// Pushes the run `first -> ... -> last` (linked, and owned by the caller) onto the
+    /// stack whose head is `head_word`: sets `last`'s link to the current top and
+    /// installs `first` with a compare-exchange of ordering `success` (at least
+    /// `Release`). Returns `true` when it replaced a waiters' mark, so waiters must be
+    /// woken.
+    #[inline(always)]
+    fn push_run(&self, head_word: &AtomicU64, first: u32, last: u32, success: Ordering) -> bool {
+        // Relaxed: the compare-exchange below checks this value; nothing is read
+        // through it.
         let mut head = head_word.load(Ordering::Relaxed);
-        let mut last = None;
         loop {
             let below = match index_of(head) {
                 NIL_WAITING => NIL,
                 i => i,
             };
-            // The chain's last link already reads NIL; it needs setting only when the
-            // local stack is not empty (rare: we are here because it was).
-            if below != NIL || last.is_some() {
-                let last = *last.get_or_insert_with(|| self.last_of(first));
-                // Relaxed: published by the Release compare-exchange below.
-                self.link(last).store(below, Ordering::Relaxed);
-            }
+            // Relaxed: published by the compare-exchange below.
+            self.link(last).store(below, Ordering::Relaxed);
             match head_word.compare_exchange_weak(
                 head,
                 with_index(head, first),
-                // Success: Release, as in `push`, for every slot of the chain; SeqCst
-                // for the transit argument (module docs).
-                Ordering::SeqCst,
+                // Success (Release or stronger): the links of the run and the end of its
+                // slots' objects (dropped before the push) happen before any pop that
+                // takes one of them.
+                success,
+                // Failure, Relaxed: we only retry with the fresh value.
                 Ordering::Relaxed,
             ) {
                 Ok(old) => {
                     if index_of(old) == NIL_WAITING {
-                        // Acquire fence: as in `push`.
+                        // Acquire fence: the waiter's Release in `announce_waiter`
+                        // (which we just read) happens before our wake, so the futex
+                        // value the waiter read is older than the bump we make next.
                         fence(Ordering::Acquire);
                         return true;
                     }
@@ -522,38 +538,8 @@ impl FreeLists {
         } else {
             self.remote(shard)
         };
-        // Relaxed: the compare-exchange below checks this value; nothing is read
-        // through it.
-        let mut head = head_word.load(Ordering::Relaxed);
-        loop {
-            let below = match index_of(head) {
-                NIL_WAITING => NIL,
-                i => i,
-            };
-            // Relaxed: published by the Release compare-exchange below.
-            self.link(index).store(below, Ordering::Relaxed);
-            match head_word.compare_exchange_weak(
-                head,
-                with_index(head, index),
-                // Success, Release: the link above and the end of the slot's object
-                // (dropped before this call) happen before any pop that takes `index`.
-                Ordering::Release,
-                // Failure, Relaxed: we only retry with the fresh value.
-                Ordering::Relaxed,
-            ) {
-                Ok(old) => {
-                    if index_of(old) == NIL_WAITING {
-                        // Acquire fence: the waiter's Release in `announce_waiter`
-                        // (which we just read) happens before our wake, so the futex
-                        // value the waiter read is older than the bump we make next.
-                        fence(Ordering::Acquire);
-                        return true;
-                    }
-                    return false;
-                }
-                Err(now) => head = now,
-            }
-        }
+        // Success, Release: see `push_run`.
+        self.push_run(head_word, index, index, Ordering::Release)
     }
 
     /// `true` when no shard has a free slot right now (the answer may be stale at once).
