@@ -146,10 +146,15 @@ fn invariant_holds_and_nothing_leaks() {
         "every edit either committed or lost"
     );
     assert!(reads > 0);
-    assert!(
-        conflicts > 0,
-        "the writers never raced: the test did not test try_commit"
-    );
+    // Under Miri the run is 24 edits per writer, and whether Miri's scheduler switches
+    // threads inside one of them depends on everything else the program executes; the
+    // native run (2000 edits per frame) is the one that must see the writers race.
+    if !cfg!(miri) {
+        assert!(
+            conflicts > 0,
+            "the writers never raced: the test did not test try_commit"
+        );
+    }
     println!("commits {commits}, conflicts {conflicts}, reads {reads}");
 }
 
