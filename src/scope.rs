@@ -352,6 +352,59 @@ impl<'s> ScopeStack<'s> {
         self.info.chain.len()
     }
 
+    /// Bytes this scope may still allocate: the room left in the block, or less when a
+    /// budget applies (this scope's own, or that of a budgeted scope it is nested in).
+    ///
+    /// A request of exactly `remaining()` bytes at alignment 1 succeeds; one byte more
+    /// fails. Requests with a larger alignment may need padding, and values that need
+    /// drop need a finalizer record too, so they fit in less. While a scratch scope
+    /// interrupts this one (see [`crate::scratch`]), nothing may be allocated here and
+    /// this is 0.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1000).unwrap();
+    /// memory.scope("systems", |systems| {
+    ///     systems.alloc_raw(100, 1);
+    ///     assert_eq!(systems.remaining(), 900);
+    ///     systems.scope_with_budget("audio", 64, |audio| {
+    ///         audio.alloc_raw(14, 1);
+    ///         assert_eq!(audio.remaining(), 50); // the budget binds, not the block
+    ///         audio.alloc_raw(audio.remaining(), 1);
+    ///         assert!(audio.try_alloc_raw(1, 1).is_err());
+    ///     });
+    /// });
+    /// ```
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.cursor.remaining()
+    }
+
+    /// The byte budget this scope was opened with
+    /// ([`scope_with_budget`](Self::scope_with_budget)), or `None` for a scope opened
+    /// without one. A scope nested inside a budgeted one reports `None` here but is still
+    /// held to the outer budget; [`remaining`](Self::remaining) shows the room that
+    /// actually applies.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1000).unwrap();
+    /// memory.scope("systems", |systems| {
+    ///     assert_eq!(systems.budget(), None);
+    ///     systems.scope_with_budget("audio", 64, |audio| {
+    ///         assert_eq!(audio.budget(), Some(64));
+    ///         audio.scope("voice", |voice| {
+    ///             assert_eq!(voice.budget(), None);
+    ///             assert_eq!(voice.remaining(), 64); // but the outer budget applies
+    ///         });
+    ///     });
+    /// });
+    /// ```
+    #[inline]
+    pub fn budget(&self) -> Option<usize> {
+        self.info.budget
+    }
+
     /// Checks a pool's slot count: not 0 and at most `max` (the index width). `per_slot`
     /// is the pool's bytes per slot, for the error's size.
     pub(crate) fn check_pool_capacity<T>(
