@@ -24,7 +24,7 @@
 use core::alloc::Layout;
 use core::fmt;
 use core::marker::PhantomData;
-use core::mem::{align_of, needs_drop, size_of};
+use core::mem::{align_of, needs_drop, size_of, MaybeUninit};
 use core::ptr::{self, NonNull};
 
 use crate::cursor::Cursor;
@@ -48,8 +48,34 @@ use crate::scope_info::ScopeInfo;
 /// - [`alloc_layout`](Self::alloc_layout), the `alloc_slice_*` family,
 ///   [`alloc_str`](Self::alloc_str) and [`alloc_fmt`](Self::alloc_fmt) cover raw memory,
 ///   slices and text.
+/// - [`new_pod_with`](Self::new_pod_with), [`new_object_with`](Self::new_object_with),
+///   [`alloc_uninit`](Self::alloc_uninit) and
+///   [`alloc_uninit_slice`](Self::alloc_uninit_slice) build values in place (below).
+/// - [`remaining`](Self::remaining) and [`budget`](Self::budget) say how much more the
+///   scope may take.
 /// - Each has a `try_` form returning an error (with the value handed back, where one was
 ///   passed in) instead of panicking.
+///
+/// # In-place construction
+///
+/// `new_pod(value)` receives the value as an argument, so a large value is built on the
+/// stack first and then copied; an 8 MiB array would overflow a small thread stack. The
+/// `_with` forms reserve the room first and then call the closure, writing its result
+/// straight into place:
+///
+/// - In optimised builds (`--release`), the closure is inlined into an
+///   `#[inline(always)]` path that ends in one write to the reserved slot, and the
+///   optimiser builds the value there: tests build 8 MiB arrays this way on a thread
+///   with a 256 KiB stack. This is what the optimiser does, not a language guarantee;
+///   a closure too complex to inline (or one that builds its value in a local first and
+///   returns it through calls the optimiser cannot see through) may still go through
+///   the stack.
+/// - In debug builds nothing is inlined, so the closure's result goes through the
+///   stack (more than once). Do not rely on `_with` to avoid large temporaries there.
+/// - [`alloc_uninit`](Self::alloc_uninit) and
+///   [`alloc_uninit_slice`](Self::alloc_uninit_slice) hand out the uninitialised room
+///   itself: nothing passes through the stack in any build, and you write the value
+///   piece by piece.
 ///
 /// ```
 /// use scope_stack::LinearAllocator;
@@ -893,6 +919,303 @@ impl<'s> ScopeStack<'s> {
         }
     }
 
+    // ----- in-place construction -----
+
+    /// Reserves room for one `T` (no finalizer: a `MaybeUninit` is never dropped).
+    #[inline(always)]
+    fn bump_value<T>(&self) -> Result<NonNull<T>, AllocError> {
+        if size_of::<T>() == 0 {
+            return Ok(dangling(align_of::<T>()).cast::<T>());
+        }
+        Ok(self
+            .bump_const(size_of::<T>(), align_of::<T>())?
+            .cast::<T>())
+    }
+
+    /// Places the value `f` returns, which needs no drop. The room is reserved first
+    /// and `f` is called after, so the optimiser can build the value straight in scope
+    /// memory: a large value need never pass through the stack (see
+    /// [in-place construction](Self#in-place-construction) for what is guaranteed).
+    ///
+    /// Giving it a type that needs drop is a compile-time error, as for
+    /// [`new_pod`](Self::new_pod). If `f` panics, the reserved room is given back (unless
+    /// `f` allocated from this scope meanwhile) and the panic goes on.
+    ///
+    /// # Panics
+    /// When the scope is out of memory (`f` is then not called); see
+    /// [`try_new_pod_with`](Self::try_new_pod_with).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let grid = level.new_pod_with(|| [[0u16; 256]; 256]); // 128 KiB, built in place
+    ///     grid[3][4] = 7;
+    ///     assert_eq!(grid[3][4], 7);
+    /// });
+    /// ```
+    ///
+    /// ```compile_fail,E0080
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     a.new_pod_with(String::new); // String needs drop: rejected at compile time
+    /// });
+    /// ```
+    #[inline(always)]
+    pub fn new_pod_with<T>(&self, f: impl FnOnce() -> T) -> &'s mut T {
+        const {
+            assert!(
+                !needs_drop::<T>(),
+                "new_pod_with: this type needs drop; use new_object_with"
+            )
+        };
+        match self.bump_value::<T>() {
+            // SAFETY: fresh, exclusive memory of the right size and alignment for a `T`
+            // that lives until the scope unwinds (`'s`); it needs no drop.
+            Ok(slot) => unsafe { self.place_with(slot, f) },
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Places the value `f` returns, which needs no drop, or says why the room cannot be
+    /// had (`f` is then not called, so there is no value to hand back).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(16).unwrap();
+    /// memory.scope("a", |a| {
+    ///     assert_eq!(*a.try_new_pod_with(|| 5u64).unwrap(), 5);
+    ///     let err = a.try_new_pod_with(|| -> [u64; 2] { unreachable!() }).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+    /// });
+    /// ```
+    #[inline(always)]
+    pub fn try_new_pod_with<T>(&self, f: impl FnOnce() -> T) -> Result<&'s mut T, AllocError> {
+        const {
+            assert!(
+                !needs_drop::<T>(),
+                "try_new_pod_with: this type needs drop; use try_new_object_with"
+            )
+        };
+        let slot = self.bump_value::<T>()?;
+        // SAFETY: as in `new_pod_with`.
+        Ok(unsafe { self.place_with(slot, f) })
+    }
+
+    /// Places the value `f` returns, and if it needs drop, links a finalizer so that its
+    /// destructor runs when the scope unwinds. Like [`new_object`](Self::new_object)
+    /// (`T: 'static` for the same reason), but the room is reserved before `f` runs, so
+    /// the value can be built in place as in [`new_pod_with`](Self::new_pod_with).
+    ///
+    /// If `f` panics, nothing is linked, the reserved room is given back (unless `f`
+    /// allocated from this scope meanwhile) and the panic goes on. If `f` places other
+    /// finalized values in this scope, they are destroyed after this one, since they
+    /// were finished before it.
+    ///
+    /// # Panics
+    /// When the scope is out of memory (`f` is then not called); see
+    /// [`try_new_object_with`](Self::try_new_object_with).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let names = level.new_object_with(|| vec![String::from("frog"); 3]);
+    ///     assert_eq!(names.len(), 3);
+    /// }); // the Vec is dropped here
+    /// ```
+    #[inline(always)]
+    pub fn new_object_with<T: 'static>(&self, f: impl FnOnce() -> T) -> &'s mut T {
+        match self.try_new_object_with(f) {
+            Ok(r) => r,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Places the value `f` returns with a finalizer if it needs drop, or says why the
+    /// room cannot be had (`f` is then not called).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(16).unwrap();
+    /// memory.scope("a", |a| {
+    ///     // A finalizer record and a 24-byte String do not fit in 16 bytes.
+    ///     let err = a.try_new_object_with(|| -> String { unreachable!() }).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+    /// });
+    /// ```
+    #[inline(always)]
+    pub fn try_new_object_with<T: 'static>(
+        &self,
+        f: impl FnOnce() -> T,
+    ) -> Result<&'s mut T, AllocError> {
+        if !needs_drop::<T>() {
+            let slot = self.bump_value::<T>()?;
+            // SAFETY: fresh memory for a `T` that needs no drop, so no record.
+            return Ok(unsafe { self.place_with(slot, f) });
+        }
+        let from = self.cursor.cur();
+        let record = self.bump_const(RunLayout::<T>::FIRST_SIZE, RunLayout::<T>::ALIGN)?;
+        let give_back = self.give_back_on_panic(from);
+        // SAFETY: `record` has room for a run record and one `T`, aligned. The record is
+        // linked only once the value is written, so a panic in `f` leaves it unlinked
+        // and the guard may release its bytes. If `f` linked records of its own
+        // meanwhile, ours goes on top of them: its value was finished last, so it is
+        // destroyed first. Its run ends below the bump pointer then, so no later value
+        // is appended to it. `T: 'static` (drop rule).
+        unsafe {
+            let slot = finalizer::write_run_record::<T>(record);
+            write_with(slot, f);
+            core::mem::forget(give_back);
+            self.info.chain.link_run::<T>(record);
+            Ok(&mut *slot.as_ptr())
+        }
+    }
+
+    /// Calls `f` and writes its result to `slot`, giving the room back if `f` panics.
+    ///
+    /// # Safety
+    /// `slot` was just reserved from this scope (the bump pointer is right after it, or
+    /// it is a zero-sized `T`'s dangling address) and is valid, aligned and exclusive
+    /// for a `T` for `'s`; nothing drops the value (it needs no drop, or the caller
+    /// links a record).
+    #[inline(always)]
+    unsafe fn place_with<T>(&self, slot: NonNull<T>, f: impl FnOnce() -> T) -> &'s mut T {
+        let to = self.cursor.cur();
+        let give_back = GiveBack {
+            alloc: self.alloc,
+            cursor: self.cursor,
+            // A zero-sized `T` took nothing (`from == to`: nothing to give back).
+            from: if size_of::<T>() == 0 {
+                to
+            } else {
+                slot.as_ptr().addr()
+            },
+            to,
+        };
+        // SAFETY: per the caller.
+        unsafe {
+            write_with(slot, f);
+            core::mem::forget(give_back);
+            &mut *slot.as_ptr()
+        }
+    }
+
+    /// Reserves uninitialised room for one `T`, for callers who initialise it in place
+    /// (field by field, or through a raw pointer). The memory never passes through the
+    /// stack, in debug builds too.
+    ///
+    /// The scope never drops what is written there: a `MaybeUninit` has no destructor.
+    /// Any `T` is allowed for that reason; if `T` needs drop, drop it yourself (for
+    /// example with [`MaybeUninit::assume_init_drop`]) or use
+    /// [`new_object_with`](Self::new_object_with).
+    ///
+    /// # Panics
+    /// When the scope is out of memory; see [`try_alloc_uninit`](Self::try_alloc_uninit).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let slot = level.alloc_uninit::<[u32; 65536]>();
+    ///     // Initialise element by element through a raw pointer: no 256 KiB temporary.
+    ///     let first = slot.as_mut_ptr().cast::<u32>();
+    ///     for i in 0..65536 {
+    ///         // SAFETY: `i` is inside the array.
+    ///         unsafe { first.add(i).write(i as u32) };
+    ///     }
+    ///     // SAFETY: every element was written above.
+    ///     let table = unsafe { slot.assume_init_mut() };
+    ///     assert_eq!(table[65535], 65535);
+    /// });
+    /// ```
+    #[inline]
+    pub fn alloc_uninit<T>(&self) -> &'s mut MaybeUninit<T> {
+        match self.try_alloc_uninit::<T>() {
+            Ok(r) => r,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Reserves uninitialised room for one `T`, or says why it cannot.
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(8).unwrap();
+    /// memory.scope("a", |a| {
+    ///     assert!(a.try_alloc_uninit::<u64>().is_ok());
+    ///     let err = a.try_alloc_uninit::<u8>().unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+    /// });
+    /// ```
+    #[inline]
+    pub fn try_alloc_uninit<T>(&self) -> Result<&'s mut MaybeUninit<T>, AllocError> {
+        let slot = self.bump_value::<T>()?;
+        #[cfg(feature = "debug-fill")]
+        crate::debug_fill::fresh(slot.cast::<u8>(), size_of::<T>());
+        // SAFETY: fresh, exclusive, aligned room for a `T` until the scope unwinds; a
+        // `MaybeUninit` needs no initialisation.
+        Ok(unsafe { &mut *slot.as_ptr().cast::<MaybeUninit<T>>() })
+    }
+
+    /// Reserves uninitialised room for `len` `T`s, for callers who initialise them in
+    /// place. As with [`alloc_uninit`](Self::alloc_uninit), nothing is ever dropped by
+    /// the scope.
+    ///
+    /// # Panics
+    /// When the scope is out of memory or the size overflows; see
+    /// [`try_alloc_uninit_slice`](Self::try_alloc_uninit_slice).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let room = a.alloc_uninit_slice::<u32>(4);
+    ///     for (i, x) in room.iter_mut().enumerate() {
+    ///         x.write(i as u32 * 10);
+    ///     }
+    ///     // SAFETY: every element was written above.
+    ///     let xs: &mut [u32] = unsafe { &mut *(room as *mut [_] as *mut [u32]) };
+    ///     assert_eq!(xs, &[0, 10, 20, 30]);
+    /// });
+    /// ```
+    #[inline]
+    pub fn alloc_uninit_slice<T>(&self, len: usize) -> &'s mut [MaybeUninit<T>] {
+        match self.try_alloc_uninit_slice::<T>(len) {
+            Ok(r) => r,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Reserves uninitialised room for `len` `T`s, or says why it cannot.
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     assert_eq!(a.try_alloc_uninit_slice::<u32>(16).unwrap().len(), 16);
+    ///     let err = a.try_alloc_uninit_slice::<u32>(1).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+    ///     let err = a.try_alloc_uninit_slice::<u32>(usize::MAX).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::CapacityOverflow);
+    /// });
+    /// ```
+    #[inline]
+    pub fn try_alloc_uninit_slice<T>(
+        &self,
+        len: usize,
+    ) -> Result<&'s mut [MaybeUninit<T>], AllocError> {
+        let first = self.try_alloc_array_uninit::<T>(len)?;
+        // SAFETY: room for `len` `T`s (or `T` is zero-sized and `first` is aligned),
+        // exclusive until the scope unwinds; `MaybeUninit` needs no initialisation.
+        Ok(
+            unsafe {
+                core::slice::from_raw_parts_mut(first.as_ptr().cast::<MaybeUninit<T>>(), len)
+            },
+        )
+    }
+
     // ----- slices and strings -----
 
     /// Copies a slice into the scope.
@@ -1275,6 +1598,18 @@ unsafe fn place<'a, T>(slot: NonNull<T>, value: T) -> &'a mut T {
         slot.as_ptr().write(value);
         &mut *slot.as_ptr()
     }
+}
+
+/// Calls `f` and writes its result straight to `slot`. Inlined into every caller, with
+/// `f` inlined into it where the optimiser can, so a large result is built in place
+/// rather than in a stack temporary that is then copied.
+///
+/// # Safety
+/// `slot` is valid for writes and aligned for a `T`.
+#[inline(always)]
+unsafe fn write_with<T>(slot: NonNull<T>, f: impl FnOnce() -> T) {
+    // SAFETY: per the caller.
+    unsafe { slot.as_ptr().write(f()) }
 }
 
 /// Initialises `len` elements at `first` from `f`; on a panic in `f`, drops the elements

@@ -419,6 +419,43 @@ impl<T> Core<T> {
         Ok(index)
     }
 
+    /// Like [`insert`](Self::insert), but takes the slot first and then builds the
+    /// object in it from `f`. On a full pool, `f` comes back un-called.
+    #[inline(always)]
+    fn insert_with<F: FnOnce() -> T>(&self, home: u32, f: F) -> Result<u32, F> {
+        /// Frees the claimed slot if `f` panics (it holds no object then).
+        struct Unclaim<'a, T>(&'a Core<T>, u32);
+        impl<T> Drop for Unclaim<'_, T> {
+            #[cold]
+            fn drop(&mut self) {
+                // SAFETY: the slot was popped by `insert_with` and no object was written.
+                unsafe { self.0.release(self.1) }
+            }
+        }
+
+        let index = match self.free.pop_local(home) {
+            Some(index) => index,
+            None => match self.take_elsewhere(home) {
+                Some(index) => index,
+                None => return Err(f),
+            },
+        };
+        // We own the slot now; the stamp says boxed, as in `insert`.
+        let stamp = self.stamp(index);
+        let old = stamp.load(Ordering::Relaxed);
+        stamp.store(
+            (old & !STATE_MASK).wrapping_add(GENERATION_STEP) | BOXED,
+            Ordering::Relaxed,
+        );
+        let unclaim = Unclaim(self, index);
+        // SAFETY: the slot is ours and holds no object; `MaybeUninit<T>` has `T`'s
+        // layout, so the pointer is valid and aligned for a `T`.
+        self.slot(index)
+            .with_mut(|p| unsafe { p.cast::<T>().write(f()) });
+        core::mem::forget(unclaim);
+        Ok(index)
+    }
+
     /// The slow half of [`insert`](Self::insert): shard `home`'s local list was empty,
     /// so take its remote list, or else steal from the other shards.
     #[cold]
@@ -1035,6 +1072,38 @@ impl<'s, T> Pool<'s, T> {
     pub fn insert_in_shard(&self, shard: usize, value: T) -> Result<PoolBox<'_, T>, T> {
         let shards = self.core.free.shards() as usize;
         self.insert_from((shard % shards) as u32, value)
+    }
+
+    /// Like [`insert`](Self::insert), but takes a slot first and then builds the object
+    /// in it from `f`, so a large object can be constructed in place (see
+    /// [`ScopeStack`'s notes on in-place construction](crate::ScopeStack#in-place-construction):
+    /// in optimised builds the closure's result is written straight into the slot; in
+    /// debug builds it may pass through the stack).
+    ///
+    /// When the pool is full, `f` is handed back **un-called**: nothing was built, so
+    /// nothing is lost, and the caller may retry with the same closure. If `f` panics,
+    /// the slot goes back to the pool and the panic goes on.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<[u64; 512]>(1);
+    ///     let mut page = pool.insert_with(|| [7; 512]).unwrap_or_else(|_| unreachable!());
+    ///     page[0] = 1;
+    ///     let build = pool.insert_with(|| [9; 512]).err().expect("full");
+    ///     drop(page);
+    ///     assert_eq!(pool.insert_with(build).ok().unwrap()[1], 9); // the same closure
+    /// });
+    /// ```
+    #[inline]
+    pub fn insert_with<F: FnOnce() -> T>(&self, f: F) -> Result<PoolBox<'_, T>, F> {
+        let index = self.core.insert_with(self.core.home_shard(), f)?;
+        Ok(PoolBox {
+            core: NonNull::from(&self.core),
+            index,
+            _borrow: PhantomData,
+        })
     }
 
     #[inline(always)]
