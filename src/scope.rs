@@ -1386,6 +1386,336 @@ impl<'s> ScopeStack<'s> {
         }
     }
 
+    /// Collects an iterator into a slice in the scope, for any iterator: its length need
+    /// not be known up front. If `T` needs drop, one finalizer record covers the whole
+    /// slice, as in [`alloc_slice_fill_with`](Self::alloc_slice_fill_with).
+    ///
+    /// The allocating scope is the innermost one, so the slice is at the top of the block
+    /// and grows in place there, one element at a time: no copying, no size guess, no
+    /// temporary `Vec`. The bump pointer always covers exactly the elements built so
+    /// far, so `used`, the high-water mark and reports are exact while it runs.
+    ///
+    /// The iterator may allocate from this scope while it is collected (for example a
+    /// `map` that calls [`alloc_str`](Self::alloc_str)): the elements built so far are
+    /// then moved above the new allocation and collection goes on. The bytes they left
+    /// stay taken until the scope ends, so such an iterator costs more memory; nothing
+    /// is corrupted.
+    ///
+    /// If the iterator (or a value's construction) panics, the elements built so far are
+    /// dropped, each exactly once, the memory is given back (unless the iterator
+    /// allocated from this scope meanwhile) and the panic goes on.
+    ///
+    /// # Panics
+    /// When the scope runs out of memory; see [`try_alloc_iter`](Self::try_alloc_iter).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let evens = a.alloc_iter((0..20u32).filter(|n| n % 2 == 0));
+    ///     assert_eq!(evens.len(), 10);
+    ///     let words = a.alloc_iter("frog toad newt".split(' ').map(String::from));
+    ///     assert_eq!(words[2], "newt");
+    ///     assert_eq!(a.finalizer_count(), 1); // one record for the three Strings
+    /// });
+    /// ```
+    pub fn alloc_iter<T: 'static>(&self, iter: impl IntoIterator<Item = T>) -> &'s mut [T] {
+        match self.try_alloc_iter(iter) {
+            Ok(s) => s,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Collects an iterator into a slice in the scope, or says why it cannot. On error
+    /// the elements built so far are dropped and their memory is given back; the
+    /// iterator is dropped too.
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(16).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let err = a.try_alloc_iter((0..5u64).map(|n| n * n)).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+    ///     assert_eq!(a.used(), 0);
+    ///     assert_eq!(a.try_alloc_iter(0..2u64).unwrap(), &[0, 1]);
+    /// });
+    /// ```
+    pub fn try_alloc_iter<T: 'static>(
+        &self,
+        iter: impl IntoIterator<Item = T>,
+    ) -> Result<&'s mut [T], AllocError> {
+        let mut iter = iter.into_iter();
+        // Room before the first element: a slice record when `T` needs drop.
+        let (head, align) = if needs_drop::<T>() {
+            (SliceLayout::<T>::VALUE_OFFSET, SliceLayout::<T>::ALIGN)
+        } else {
+            (0, align_of::<T>())
+        };
+        if align > MAX_ALIGN {
+            return Err(self.too_aligned(size_of::<T>(), align));
+        }
+        // Nothing is reserved until the first element comes: an empty iterator takes no
+        // memory and links no record. `end` never equals the bump pointer until then.
+        let mut grow = Growing::<T> {
+            alloc: self.alloc,
+            cursor: self.cursor,
+            from: 0,
+            first: dangling(align_of::<T>()).cast::<T>(),
+            len: 0,
+            end: usize::MAX,
+        };
+        for value in iter.by_ref() {
+            if size_of::<T>() == 0 {
+                // Zero-sized elements take no room; a slice record does.
+                if needs_drop::<T>() && grow.len == 0 {
+                    if let Err(e) = self.move_to_top(&mut grow, head, align) {
+                        drop(value);
+                        return Err(e);
+                    }
+                }
+                // SAFETY: any aligned pointer is valid for a zero-sized write; `first` is
+                // aligned. The value is forgotten into the slice and counted.
+                unsafe { grow.first.as_ptr().write(value) };
+                grow.len += 1;
+                continue;
+            }
+            if self.cursor.cur() != grow.end {
+                // The first element, or the iterator allocated from this scope (or gave
+                // memory back in place) since the last one: carve room at the top of the
+                // block and move what was built there.
+                if let Err(e) = self.move_to_top(&mut grow, head, align) {
+                    drop(value);
+                    return Err(e);
+                }
+            }
+            let size = size_of::<T>();
+            if self.cursor.limit().saturating_sub(grow.end) < size {
+                drop(value);
+                let e = self.oom(size, align_of::<T>());
+                return Err(e);
+            }
+            self.cursor.set_cur(grow.end + size);
+            // SAFETY: `[end, end + size)` was just bumped; `end` is aligned for `T`
+            // (elements are contiguous from the aligned `first`). The slot is exclusive.
+            unsafe { grow.first.as_ptr().add(grow.len).write(value) };
+            grow.len += 1;
+            grow.end += size;
+        }
+        // The iterator's own drop may run user code; the elements stay guarded until then.
+        drop(iter);
+        let len = grow.len;
+        let first = grow.first;
+        core::mem::forget(grow);
+        // SAFETY: `len` initialised elements from `first`; when `T` needs drop and `len`
+        // is not 0, a slice record's room lies right before them (`head` bytes at
+        // `align`, carved by `move_to_top`). The record is linked now that every element
+        // is built (records the iterator linked meanwhile were finished first, so they
+        // are destroyed after the slice). `T: 'static` (drop rule).
+        unsafe {
+            if needs_drop::<T>() && len != 0 {
+                let record = first.cast::<u8>().sub(head);
+                let slot = finalizer::write_slice_record::<T>(record, len);
+                debug_assert_eq!(slot, first);
+                self.info.chain.link(record);
+            }
+            Ok(core::slice::from_raw_parts_mut(first.as_ptr(), len))
+        }
+    }
+
+    /// Moves the elements of a slice being collected to the top of the block, leaving
+    /// their old bytes as a hole; `grow` then describes the new place.
+    #[cold]
+    #[inline(never)]
+    fn move_to_top<T>(
+        &self,
+        grow: &mut Growing<'_, T>,
+        head: usize,
+        align: usize,
+    ) -> Result<(), AllocError> {
+        let bytes = grow.len * size_of::<T>() + head;
+        let from = self.cursor.cur();
+        let start = self
+            .cursor
+            .bump_any(bytes, align)
+            .ok_or_else(|| self.oom(bytes + size_of::<T>(), align))?;
+        // SAFETY: `start` has room for `head` bytes and the `len` built elements, is
+        // fresh (above everything, so it does not overlap the old elements) and aligned.
+        // The elements are moved bitwise; their old copies are never used again.
+        unsafe {
+            let first = start.add(head).cast::<T>();
+            ptr::copy_nonoverlapping(grow.first.as_ptr(), first.as_ptr(), grow.len);
+            grow.first = first;
+        }
+        grow.end = self.cursor.cur();
+        // If collection fails now, the new place (and its padding) is what goes back.
+        grow.from = from;
+        Ok(())
+    }
+
+    /// Collects an iterator of known length into a slice in the scope. The memory is
+    /// reserved once, up front, from [`len`](ExactSizeIterator::len); otherwise like
+    /// [`alloc_iter`](Self::alloc_iter) (one finalizer record if `T` needs drop; a panic
+    /// drops what was built).
+    ///
+    /// # Panics
+    /// When the scope is out of memory, or when the iterator yields fewer items than its
+    /// `len` said (the items built are dropped first). Items past `len` are not taken.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let squares = a.alloc_iter_exact((1..5u32).map(|n| n * n));
+    ///     assert_eq!(squares, &[1, 4, 9, 16]);
+    /// });
+    /// ```
+    pub fn alloc_iter_exact<T: 'static, I>(&self, iter: I) -> &'s mut [T]
+    where
+        I: IntoIterator<Item = T>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        match self.try_alloc_iter_exact(iter) {
+            Ok(s) => s,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Collects an iterator of known length into a slice in the scope, or says why the
+    /// memory cannot be had (no item is taken from the iterator then).
+    ///
+    /// # Panics
+    /// When the iterator yields fewer items than its `len` said.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(8).unwrap();
+    /// memory.scope("a", |a| assert!(a.try_alloc_iter_exact([1u32, 2, 3]).is_err()));
+    /// ```
+    pub fn try_alloc_iter_exact<T: 'static, I>(&self, iter: I) -> Result<&'s mut [T], AllocError>
+    where
+        I: IntoIterator<Item = T>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        let mut iter = iter.into_iter();
+        let len = iter.len();
+        self.try_alloc_slice_fill_with(len, |i| match iter.next() {
+            Some(v) => v,
+            None => short_iterator(len, i),
+        })
+    }
+
+    /// Fills a new slice of `len` elements with copies of `value`. Any `Copy` type
+    /// (such a type never needs drop, so no `'static` is asked).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| assert_eq!(a.alloc_slice_fill_copy(3, 7u8), &[7, 7, 7]));
+    /// ```
+    pub fn alloc_slice_fill_copy<T: Copy>(&self, len: usize, value: T) -> &'s mut [T] {
+        match self.try_alloc_slice_fill_copy(len, value) {
+            Ok(s) => s,
+            Err(e) => self.fail(e.error),
+        }
+    }
+
+    /// Fills a new slice with copies of `value`, or hands `value` back with the error.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(8).unwrap();
+    /// memory.scope("a", |a| {
+    ///     assert_eq!(a.try_alloc_slice_fill_copy(3, 9u32).unwrap_err().into_value(), 9);
+    /// });
+    /// ```
+    pub fn try_alloc_slice_fill_copy<T: Copy>(
+        &self,
+        len: usize,
+        value: T,
+    ) -> Result<&'s mut [T], AllocErrorWith<T>> {
+        let first = match self.try_alloc_array_uninit::<T>(len) {
+            Ok(p) => p,
+            Err(error) => return Err(AllocErrorWith { error, value }),
+        };
+        // SAFETY: room for `len` `T`s (or `T` is zero-sized and `first` is aligned);
+        // copying a `Copy` value cannot panic.
+        unsafe {
+            for i in 0..len {
+                first.as_ptr().add(i).write(value);
+            }
+            Ok(core::slice::from_raw_parts_mut(first.as_ptr(), len))
+        }
+    }
+
+    /// Fills a new slice of `len` elements with clones of `value`. If `T` needs drop,
+    /// one finalizer record covers the slice; if a `clone` panics, the clones made so far
+    /// are dropped and the memory is given back.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let rows = a.alloc_slice_fill_clone(2, &vec![0u8; 3]);
+    ///     rows[1][2] = 5;
+    ///     assert_eq!(rows, &[vec![0, 0, 0], vec![0, 0, 5]]);
+    /// });
+    /// ```
+    pub fn alloc_slice_fill_clone<T: Clone + 'static>(&self, len: usize, value: &T) -> &'s mut [T] {
+        match self.try_alloc_slice_fill_clone(len, value) {
+            Ok(s) => s,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Fills a new slice with clones of `value`, or says why it cannot (no clone is made
+    /// then).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(16).unwrap();
+    /// memory.scope("a", |a| assert!(a.try_alloc_slice_fill_clone(4, &String::new()).is_err()));
+    /// ```
+    pub fn try_alloc_slice_fill_clone<T: Clone + 'static>(
+        &self,
+        len: usize,
+        value: &T,
+    ) -> Result<&'s mut [T], AllocError> {
+        self.try_alloc_slice_fill_with(len, |_| value.clone())
+    }
+
+    /// Fills a new slice of `len` elements with `T::default()`. If `T` needs drop, one
+    /// finalizer record covers the slice.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let names = a.alloc_slice_fill_default::<String>(3);
+    ///     names[0].push_str("frog");
+    ///     assert_eq!(names, &["frog", "", ""]);
+    /// });
+    /// ```
+    pub fn alloc_slice_fill_default<T: Default + 'static>(&self, len: usize) -> &'s mut [T] {
+        match self.try_alloc_slice_fill_default(len) {
+            Ok(s) => s,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Fills a new slice with `T::default()`, or says why it cannot.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(8).unwrap();
+    /// memory.scope("a", |a| assert!(a.try_alloc_slice_fill_default::<u64>(2).is_err()));
+    /// ```
+    pub fn try_alloc_slice_fill_default<T: Default + 'static>(
+        &self,
+        len: usize,
+    ) -> Result<&'s mut [T], AllocError> {
+        self.try_alloc_slice_fill_with(len, |_| T::default())
+    }
+
     /// Copies a string into the scope.
     ///
     /// ```
@@ -1585,6 +1915,60 @@ impl Drop for GiveBack<'_> {
             self.alloc.rewind(self.cursor, self.from);
         }
     }
+}
+
+/// A slice being collected by `ScopeStack::try_alloc_iter`: `len` elements built from
+/// `first`, ending at `end`. If dropped (an error or a panic), it drops those elements
+/// and, if they are still the newest allocation, gives their bytes back down to `from`.
+struct Growing<'a, T> {
+    alloc: &'a LinearAllocator,
+    cursor: &'a Cursor,
+    /// The bump pointer before the slice (or its latest move) was carved.
+    from: usize,
+    first: NonNull<T>,
+    len: usize,
+    /// Address one past the last built element (for a zero-sized `T`, past the head).
+    end: usize,
+}
+
+impl<T> Drop for Growing<'_, T> {
+    #[cold]
+    fn drop(&mut self) {
+        /// Gives the bytes back after the drops, even if one of them panics.
+        struct Rewind<'b> {
+            alloc: &'b LinearAllocator,
+            cursor: &'b Cursor,
+            from: usize,
+            to: usize,
+        }
+        impl Drop for Rewind<'_> {
+            fn drop(&mut self) {
+                // As in `GiveBack`: only if nothing was allocated above the slice.
+                if self.cursor.cur() == self.to && self.to != self.from {
+                    #[cfg(feature = "debug-fill")]
+                    crate::debug_fill::released(self.cursor, self.from);
+                    self.alloc.rewind(self.cursor, self.from);
+                }
+            }
+        }
+        let _rewind = Rewind {
+            alloc: self.alloc,
+            cursor: self.cursor,
+            from: self.from,
+            to: self.end,
+        };
+        // SAFETY: the first `len` elements were initialised and never handed out; this
+        // drops each once (`drop_in_place` on a slice goes on past a panicking one).
+        unsafe { ptr::drop_in_place(ptr::slice_from_raw_parts_mut(self.first.as_ptr(), self.len)) };
+    }
+}
+
+/// The panic for an `ExactSizeIterator` that ended before its `len`.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn short_iterator(len: usize, got: usize) -> ! {
+    panic!("alloc_iter_exact: the iterator said it had {len} items but ended after {got}")
 }
 
 /// Writes `value` at `slot` and returns it with the scope's lifetime.

@@ -279,3 +279,279 @@ fn pool_insert_with_builds_in_the_slot_and_hands_the_closure_back_when_full() {
         assert!(pool.is_full());
     });
 }
+
+// ----- slices from iterators -----
+
+#[test]
+fn alloc_iter_collects_an_iterator_of_unknown_length() {
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("a", |a| {
+        let odd = (0..1000u32).filter(|n| n % 3 == 1);
+        assert_eq!(odd.size_hint().0, 0, "the length is not known up front");
+        let xs = a.alloc_iter(odd);
+        let want: Vec<u32> = (0..1000).filter(|n| n % 3 == 1).collect();
+        assert_eq!(xs, &want[..]);
+        assert_eq!(a.used(), want.len() * 4, "no slack is kept");
+        assert_eq!(a.finalizer_count(), 0);
+        // Empty: no memory, no record.
+        let used = a.used();
+        assert!(a.alloc_iter(std::iter::empty::<String>()).is_empty());
+        assert!(a.alloc_iter((0..10u64).filter(|_| false)).is_empty());
+        assert_eq!((a.used(), a.finalizer_count()), (used, 0));
+        // Zero-sized elements take no room.
+        assert_eq!(a.alloc_iter((0..5).map(|_| ())).len(), 5);
+        assert_eq!(a.used(), used);
+        // Over-aligned elements are aligned.
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        #[repr(align(64))]
+        struct Line(u8);
+        a.new_pod(1u8);
+        let lines = a.alloc_iter((0..3).map(Line));
+        assert_eq!(lines.as_ptr() as usize % 64, 0);
+        assert_eq!(lines, &[Line(0), Line(1), Line(2)]);
+        // `used` follows the slice while it grows.
+        let before = a.used();
+        let seen: Vec<usize> = a
+            .alloc_iter((0..3u64).map(|i| {
+                let _ = i;
+                a.used()
+            }))
+            .iter()
+            .map(|&u| u - before)
+            .collect();
+        assert_eq!(seen, [0, 8, 16]);
+    });
+}
+
+#[test]
+fn alloc_iter_of_values_that_need_drop_links_one_record_and_drops_each_once() {
+    let drops = Rc::new(Cell::new(0));
+    thread_local!(static ZST_DROPS: Cell<usize> = const { Cell::new(0) });
+    struct DropZst;
+    impl Drop for DropZst {
+        fn drop(&mut self) {
+            ZST_DROPS.with(|d| d.set(d.get() + 1));
+        }
+    }
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("a", |a| {
+        let d = drops.clone();
+        let xs = a.alloc_iter((0..100).filter(|n| n % 2 == 0).map(|_| Counted(d.clone())));
+        assert_eq!(xs.len(), 50);
+        assert_eq!(a.finalizer_count(), 1, "one record for the whole slice");
+        let zs = a.alloc_iter((0..7).map(|_| DropZst));
+        assert_eq!(zs.len(), 7);
+        assert_eq!(a.finalizer_count(), 2);
+        assert_eq!(drops.get(), 0);
+    });
+    assert_eq!(drops.get(), 50);
+    assert_eq!(ZST_DROPS.with(Cell::get), 7);
+}
+
+#[test]
+fn alloc_iter_out_of_memory_drops_what_was_built_and_gives_the_room_back() {
+    let drops = Rc::new(Cell::new(0));
+    let mut memory = LinearAllocator::with_capacity(256).unwrap();
+    memory.scope("a", |a| {
+        a.new_pod(1u8);
+        let used = a.used();
+        let d = drops.clone();
+        let err = a
+            .try_alloc_iter((0..1000).map(|_| Counted(d.clone())))
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+        // Every element built was dropped, once; the one that did not fit too.
+        assert!(drops.get() > 10, "{}", drops.get());
+        assert_eq!(Rc::strong_count(&drops), 2, "no clone leaked");
+        assert_eq!(a.used(), used);
+        assert_eq!(a.finalizer_count(), 0);
+        // Exactly the room left: fits; one more element does not.
+        let n = a.remaining();
+        assert_eq!(
+            a.alloc_iter((0..n).map(|i| i as u8).filter(|_| true)).len(),
+            n
+        );
+        assert!(a.try_alloc_iter((0..1u8).filter(|_| true)).is_err());
+    });
+    memory.scope("budget", |s| {
+        s.scope_with_budget("b", 64, |b| {
+            assert_eq!(b.alloc_iter((0..16u32).filter(|_| true)).len(), 16);
+            assert_eq!(
+                b.try_alloc_iter((0..1u32).filter(|_| true))
+                    .unwrap_err()
+                    .kind(),
+                AllocErrorKind::BudgetExceeded
+            );
+        });
+    });
+}
+
+#[test]
+fn a_panicking_iterator_drops_what_was_built_exactly_once_and_rewinds() {
+    let drops = Rc::new(Cell::new(0));
+    let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    memory.scope("a", |a| {
+        a.new_pod(1u8);
+        let used = a.used();
+        let d = drops.clone();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            a.alloc_iter((0..10).map(|i| {
+                if i == 6 {
+                    panic!("boom");
+                }
+                Counted(d.clone())
+            }));
+        }));
+        assert!(r.is_err());
+        assert_eq!(drops.get(), 6);
+        assert_eq!(a.used(), used);
+        assert_eq!(a.finalizer_count(), 0);
+        // The same through alloc_iter_exact, alloc_slice_fill_clone.
+        let d = drops.clone();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            a.alloc_iter_exact((0..10).map(|i| {
+                if i == 4 {
+                    panic!("boom");
+                }
+                Counted(d.clone())
+            }));
+        }));
+        assert!(r.is_err());
+        assert_eq!(drops.get(), 10);
+        assert_eq!(a.used(), used);
+
+        struct Fussy(Rc<Cell<usize>>, Rc<Cell<usize>>);
+        impl Clone for Fussy {
+            fn clone(&self) -> Self {
+                if self.1.get() == 3 {
+                    panic!("clone");
+                }
+                self.1.set(self.1.get() + 1);
+                Fussy(self.0.clone(), self.1.clone())
+            }
+        }
+        impl Drop for Fussy {
+            fn drop(&mut self) {
+                self.0.set(self.0.get() + 1);
+            }
+        }
+        let clones = Rc::new(Cell::new(0));
+        let original = Fussy(drops.clone(), clones.clone());
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            a.alloc_slice_fill_clone(8, &original);
+        }));
+        assert!(r.is_err());
+        assert_eq!(drops.get(), 13, "the three clones were dropped");
+        assert_eq!(a.used(), used);
+        drop(original);
+    });
+    assert_eq!(drops.get(), 14);
+}
+
+#[test]
+fn an_iterator_that_allocates_from_the_same_scope_is_handled() {
+    let drops = Rc::new(Cell::new(0));
+    let order = Rc::new(std::cell::RefCell::new(Vec::new()));
+    struct Named(usize, Rc<std::cell::RefCell<Vec<usize>>>);
+    impl Drop for Named {
+        fn drop(&mut self) {
+            self.1.borrow_mut().push(self.0);
+        }
+    }
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("a", |a| {
+        // Plain data: each element's map step allocates a string in the scope.
+        let names = std::cell::RefCell::new(Vec::new());
+        let ns = a.alloc_iter((0..20u32).filter(|n| n % 2 == 0).inspect(|n| {
+            names
+                .borrow_mut()
+                .push(&*a.alloc_fmt(format_args!("item-{n}")));
+        }));
+        assert_eq!(ns.len(), 10);
+        let names = names.into_inner();
+        for (i, n) in ns.iter().enumerate() {
+            assert_eq!(*n, 2 * i as u32);
+            assert_eq!(names[i], format!("item-{n}"));
+        }
+        // Values that need drop, while the iterator places finalized values too.
+        let d = drops.clone();
+        let o = order.clone();
+        let xs = a.alloc_iter((0..5).map(|i| {
+            a.new_object(Named(100 + i, o.clone()));
+            if i % 2 == 0 {
+                a.alloc_raw(3, 1);
+            }
+            Counted(d.clone())
+        }));
+        assert_eq!(xs.len(), 5);
+        assert_eq!(drops.get(), 0, "moving the built elements drops nothing");
+        a.new_object(Named(1, order.clone()));
+        // Only scope memory is touched: everything is still readable.
+        assert!(xs.iter().all(|c| Rc::ptr_eq(&c.0, &drops)));
+    });
+    assert_eq!(drops.get(), 5, "each element dropped exactly once");
+    // Reverse order of completion: the slice was finished after the objects its
+    // iterator placed, so it is dropped before them.
+    assert_eq!(*order.borrow(), vec![1, 104, 103, 102, 101, 100]);
+}
+
+#[test]
+fn alloc_iter_exact_and_the_fill_forms() {
+    let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    memory.scope("a", |a| {
+        let xs = a.alloc_iter_exact(vec![1u16, 2, 3]);
+        assert_eq!(xs, &[1, 2, 3]);
+        assert_eq!(a.used(), 6);
+        let words = a.alloc_iter_exact(["a", "b"].map(String::from));
+        assert_eq!(words, &["a", "b"]);
+        assert_eq!(a.alloc_slice_fill_copy(4, 9u32), &[9; 4]);
+        let refs = a.alloc_slice_fill_copy(2, &xs[0]); // not 'static: fine, it is Copy
+        assert_eq!(*refs[1], 1);
+        let rows = a.alloc_slice_fill_clone(3, &vec![7u8; 2]);
+        assert_eq!(rows, &[vec![7, 7], vec![7, 7], vec![7, 7]]);
+        let d = a.alloc_slice_fill_default::<String>(2);
+        assert_eq!(d, &["", ""]);
+        assert_eq!(a.alloc_slice_fill_default::<u64>(3), &[0; 3]);
+        assert!(a.alloc_slice_fill_copy(0, 1u8).is_empty());
+        // An ExactSizeIterator that lies: a clear panic, nothing leaked.
+        struct Liar(u32);
+        impl Iterator for Liar {
+            type Item = String;
+            fn next(&mut self) -> Option<String> {
+                (self.0 > 0).then(|| {
+                    self.0 -= 1;
+                    String::from("x")
+                })
+            }
+        }
+        impl ExactSizeIterator for Liar {
+            fn len(&self) -> usize {
+                5
+            }
+        }
+        let used = a.used();
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            a.alloc_iter_exact(Liar(2));
+        }));
+        let msg = r.unwrap_err();
+        let msg = msg.downcast_ref::<String>().unwrap();
+        assert!(
+            msg.contains("said it had 5 items but ended after 2"),
+            "{msg}"
+        );
+        assert_eq!(a.used(), used);
+        // try_ forms.
+        let left = a.remaining();
+        assert_eq!(
+            a.try_alloc_slice_fill_copy(left + 1, 3u8)
+                .unwrap_err()
+                .into_value(),
+            3
+        );
+        assert!(a.try_alloc_iter_exact(vec![0u8; left + 1]).is_err());
+        assert!(a.try_alloc_slice_fill_clone(left + 1, &0u8).is_err());
+        assert!(a.try_alloc_slice_fill_default::<u8>(left + 1).is_err());
+        assert_eq!(a.remaining(), left);
+    });
+}
