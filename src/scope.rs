@@ -56,6 +56,31 @@ use crate::scope_info::ScopeInfo;
 /// - Each has a `try_` form returning an error (with the value handed back, where one was
 ///   passed in) instead of panicking.
 ///
+/// # Dropping a value before its scope ends
+///
+/// Values placed with `new_object` live until their scope unwinds. For one that
+/// should go earlier (a loader's buffers, a handle to a file), put it in an
+/// `allocator_api2::boxed::Box` allocated from the scope: `&ScopeStack` (and `&Scope`)
+/// implement allocator-api2's `Allocator`. The box owns its value, drops it exactly once
+/// when the box is dropped, and is no finalizer's business, so the scope does not drop
+/// it again when it unwinds. The box borrows the scope, so it cannot outlive it. If the
+/// box was the scope's most recent allocation, its memory is given back at once;
+/// otherwise the bytes stay taken until the scope unwinds.
+///
+/// ```
+/// use allocator_api2::boxed::Box;
+/// use scope_stack::LinearAllocator;
+///
+/// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+/// memory.scope("level", |level| {
+///     let used = level.used();
+///     let buffer = Box::new_in(vec![0u8; 64], &**level); // the Vec header lives in the scope
+///     assert_eq!(buffer.len(), 64);
+///     drop(buffer); // the Vec is dropped now, not at the end of "level"
+///     assert_eq!(level.used(), used); // it was the newest allocation: its bytes came back
+/// });
+/// ```
+///
 /// # In-place construction
 ///
 /// `new_pod(value)` receives the value as an argument, so a large value is built on the

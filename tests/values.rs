@@ -555,3 +555,43 @@ fn alloc_iter_exact_and_the_fill_forms() {
         assert_eq!(a.remaining(), left);
     });
 }
+
+// ----- owning boxes that drop early -----
+
+#[test]
+fn a_box_in_the_scope_drops_its_value_once_at_the_box_drop_not_at_unwind() {
+    use allocator_api2::boxed::Box;
+    let drops = Rc::new(Cell::new(0));
+    let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    memory.scope("level", |level| {
+        level.new_pod(1u64); // keeps the box's start aligned: no padding to account for
+        let used = level.used();
+        let b = Box::new_in(Counted(drops.clone()), &**level);
+        assert!(level.used() > used, "the box lives in the scope");
+        assert_eq!(level.finalizer_count(), 0, "no finalizer record");
+        drop(b);
+        assert_eq!(drops.get(), 1, "dropped at the box's drop");
+        assert_eq!(
+            level.used(),
+            used,
+            "the newest allocation gives its bytes back"
+        );
+        // A box that is not the newest allocation: dropped early too, bytes stay.
+        let b = Box::new_in(Counted(drops.clone()), &**level);
+        let kept = level.new_object(Counted(drops.clone()));
+        let _ = kept;
+        let before = level.used();
+        drop(b);
+        assert_eq!(drops.get(), 2);
+        assert_eq!(level.used(), before);
+        // Through `&Scope` as well, and a box kept to the end drops at its own drop.
+        level.scope("child", |child| {
+            let c = Box::new_in(Counted(drops.clone()), &**child);
+            drop(c);
+        });
+        assert_eq!(drops.get(), 3);
+        let _late = Box::new_in(Counted(drops.clone()), &*level);
+    });
+    // `kept` (a finalized object) and `_late` (a box dropped at the closure's end).
+    assert_eq!(drops.get(), 5, "each value dropped exactly once");
+}
