@@ -1158,6 +1158,67 @@ impl<'s, T> Pool<'s, T> {
         }
     }
 
+    /// Like [`insert_wait`](Self::insert_wait), but gives up after about `timeout`:
+    /// the value comes back if no slot could be had by then.
+    ///
+    /// The thread sleeps (it does not spin) and wakes when any slot of any shard is
+    /// freed, as in `insert_wait`; no wake-up is lost, so it returns as soon as it
+    /// gets a slot, long before the timeout if one frees early. It sleeps at most about
+    /// `timeout` in all (plus the scheduler's wake-up latency), trying once more at
+    /// the end. A zero timeout is one [`insert`](Self::insert). Timed sleeps use std's
+    /// `Mutex` + `Condvar::wait_timeout` (see the `Futex` notes in the source), so a
+    /// free that wakes waiters takes one more uncontended lock. Requires the `std`
+    /// feature.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// use std::time::{Duration, Instant};
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = &*level.new_pool::<u32>(1);
+    ///     let held = pool.insert(1).unwrap();
+    ///     // Nobody frees: the value comes back after about 20 ms.
+    ///     let started = Instant::now();
+    ///     assert_eq!(pool.insert_wait_timeout(2, Duration::from_millis(20)).err(), Some(2));
+    ///     assert!(started.elapsed() >= Duration::from_millis(20));
+    ///     std::thread::scope(|s| {
+    ///         let waiter = s.spawn(|| pool.insert_wait_timeout(3, Duration::from_secs(60)).map(|b| *b));
+    ///         std::thread::sleep(Duration::from_millis(10));
+    ///         drop(held); // wakes the waiter long before its minute is up
+    ///         assert_eq!(waiter.join().unwrap(), Ok(3));
+    ///     });
+    /// });
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn insert_wait_timeout(
+        &self,
+        mut value: T,
+        timeout: core::time::Duration,
+    ) -> Result<PoolBox<'_, T>, T> {
+        let deadline = crate::sync::Deadline::after(timeout);
+        loop {
+            match self.insert(value) {
+                Ok(b) => return Ok(b),
+                Err(v) => value = v,
+            }
+            let left = deadline.left();
+            if left.is_some_and(|left| left.is_zero()) {
+                return Err(value);
+            }
+            // As in `insert_wait`: read the futex, then announce on every shard.
+            let seen = self.core.futex.load();
+            let free = &self.core.free;
+            let all_marked = (0..free.shards())
+                .all(|shard| matches!(free.announce_waiter(shard), free_list::Announce::Sleep));
+            if all_marked {
+                match left {
+                    Some(left) => self.core.futex.wait_timeout(seen, left),
+                    None => self.core.futex.wait(seen),
+                }
+            }
+        }
+    }
+
     /// The object a handle names, if it is still in this pool.
     ///
     /// Safe to call while other threads insert and erase: it only ever returns pooled
