@@ -409,7 +409,7 @@ impl<'s> ScopeStack<'s> {
     /// A request of exactly `remaining()` bytes at alignment 1 succeeds; one byte more
     /// fails. Requests with a larger alignment may need padding, and values that need
     /// drop need a finalizer record too, so they fit in less. While a scratch scope
-    /// interrupts this one (see [`crate::scratch`]), nothing may be allocated here and
+    /// interrupts this one (see [`crate::scratch()`]), nothing may be allocated here and
     /// this is 0.
     ///
     /// ```
