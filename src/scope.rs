@@ -1416,15 +1416,18 @@ impl<'s> ScopeStack<'s> {
     /// slice, as in [`alloc_slice_fill_with`](Self::alloc_slice_fill_with).
     ///
     /// The allocating scope is the innermost one, so the slice is at the top of the block
-    /// and grows in place there, one element at a time: no copying, no size guess, no
-    /// temporary `Vec`. The bump pointer always covers exactly the elements built so
-    /// far, so `used`, the high-water mark and reports are exact while it runs.
+    /// and grows in place there: no copying, no size guess, no temporary `Vec`. Room is
+    /// claimed ahead in growing steps (so the per-element cost is one compare and one
+    /// write) and the unused tail is given back at the end. Like
+    /// [`alloc_fmt`](Self::alloc_fmt)'s reservation, the room claimed ahead is never
+    /// counted as use or as a high-water mark: statistics read while the iterator runs
+    /// may leave out the newest elements, and are exact once the slice is done.
     ///
     /// The iterator may allocate from this scope while it is collected (for example a
     /// `map` that calls [`alloc_str`](Self::alloc_str)): the elements built so far are
     /// then moved above the new allocation and collection goes on. The bytes they left
-    /// stay taken until the scope ends, so such an iterator costs more memory; nothing
-    /// is corrupted.
+    /// (and the room claimed ahead of them) stay taken until the scope ends, so such an
+    /// iterator costs more memory; nothing is corrupted.
     ///
     /// If the iterator (or a value's construction) panics, the elements built so far are
     /// dropped, each exactly once, the memory is given back (unless the iterator
@@ -1479,8 +1482,9 @@ impl<'s> ScopeStack<'s> {
         if align > MAX_ALIGN {
             return Err(self.too_aligned(size_of::<T>(), align));
         }
-        // Nothing is reserved until the first element comes: an empty iterator takes no
-        // memory and links no record. `end` never equals the bump pointer until then.
+        // Nothing is claimed until the first element comes: an empty iterator takes no
+        // memory and links no record. Until then `end == claimed == usize::MAX`, which
+        // sends the first element to `claim_more`.
         let mut grow = Growing::<T> {
             alloc: self.alloc,
             cursor: self.cursor,
@@ -1488,12 +1492,14 @@ impl<'s> ScopeStack<'s> {
             first: dangling(align_of::<T>()).cast::<T>(),
             len: 0,
             end: usize::MAX,
+            claimed: usize::MAX,
+            outer: self.alloc.reserved_from(),
         };
         for value in iter.by_ref() {
             if size_of::<T>() == 0 {
                 // Zero-sized elements take no room; a slice record does.
                 if needs_drop::<T>() && grow.len == 0 {
-                    if let Err(e) = self.move_to_top(&mut grow, head, align) {
+                    if let Err(e) = self.claim_more(&mut grow, head, align) {
                         drop(value);
                         return Err(e);
                     }
@@ -1504,36 +1510,36 @@ impl<'s> ScopeStack<'s> {
                 grow.len += 1;
                 continue;
             }
-            if self.cursor.cur() != grow.end {
-                // The first element, or the iterator allocated from this scope (or gave
-                // memory back in place) since the last one: carve room at the top of the
-                // block and move what was built there.
-                if let Err(e) = self.move_to_top(&mut grow, head, align) {
+            if grow.claimed - grow.end < size_of::<T>() {
+                if let Err(e) = self.claim_more(&mut grow, head, align) {
                     drop(value);
                     return Err(e);
                 }
             }
-            let size = size_of::<T>();
-            if self.cursor.limit().saturating_sub(grow.end) < size {
-                drop(value);
-                let e = self.oom(size, align_of::<T>());
-                return Err(e);
-            }
-            self.cursor.set_cur(grow.end + size);
-            // SAFETY: `[end, end + size)` was just bumped; `end` is aligned for `T`
-            // (elements are contiguous from the aligned `first`). The slot is exclusive.
+            // SAFETY: `[end, end + size)` lies in the room this call claimed
+            // (`end + size <= claimed`, and nothing else is handed out below `claimed`);
+            // `end` is aligned for `T` (elements are contiguous from the aligned
+            // `first`).
             unsafe { grow.first.as_ptr().add(grow.len).write(value) };
             grow.len += 1;
-            grow.end += size;
+            grow.end += size_of::<T>();
         }
         // The iterator's own drop may run user code; the elements stay guarded until then.
         drop(iter);
         let len = grow.len;
         let first = grow.first;
+        if len != 0 && size_of::<T>() != 0 {
+            // Give back the room claimed ahead (if it is still the newest allocation)
+            // and count only what was kept.
+            self.alloc
+                .end_reservation(self.cursor, grow.claimed, grow.end, grow.outer);
+        } else {
+            self.alloc.set_reserved_from(grow.outer);
+        }
         core::mem::forget(grow);
         // SAFETY: `len` initialised elements from `first`; when `T` needs drop and `len`
         // is not 0, a slice record's room lies right before them (`head` bytes at
-        // `align`, carved by `move_to_top`). The record is linked now that every element
+        // `align`, carved by `claim_more`). The record is linked now that every element
         // is built (records the iterator linked meanwhile were finished first, so they
         // are destroyed after the slice). `T: 'static` (drop rule).
         unsafe {
@@ -1547,33 +1553,67 @@ impl<'s> ScopeStack<'s> {
         }
     }
 
-    /// Moves the elements of a slice being collected to the top of the block, leaving
-    /// their old bytes as a hole; `grow` then describes the new place.
+    /// Claims room for at least one more element of a slice being collected. If the
+    /// claimed room is still the newest allocation, it grows in place (doubling, within
+    /// the limit). Otherwise (the first element, or the iterator allocated from this
+    /// scope since the last claim) it carves room at the top of the block and moves the
+    /// elements built so far there, leaving their old bytes as a hole.
     #[cold]
     #[inline(never)]
-    fn move_to_top<T>(
+    fn claim_more<T>(
         &self,
         grow: &mut Growing<'_, T>,
         head: usize,
         align: usize,
     ) -> Result<(), AllocError> {
-        let bytes = grow.len * size_of::<T>() + head;
-        let from = self.cursor.cur();
-        let start = self
-            .cursor
-            .bump_any(bytes, align)
-            .ok_or_else(|| self.oom(bytes + size_of::<T>(), align))?;
-        // SAFETY: `start` has room for `head` bytes and the `len` built elements, is
-        // fresh (above everything, so it does not overlap the old elements) and aligned.
-        // The elements are moved bitwise; their old copies are never used again.
-        unsafe {
-            let first = start.add(head).cast::<T>();
-            ptr::copy_nonoverlapping(grow.first.as_ptr(), first.as_ptr(), grow.len);
-            grow.first = first;
+        // Claim ahead as much as is built so far (at least 256 bytes), like a `Vec`
+        // doubling, so collecting `n` elements takes O(log n) claims.
+        let size = size_of::<T>();
+        let built = grow.len * size;
+        // Zero-sized elements need room for the record alone.
+        let ahead = if size == 0 {
+            0
+        } else {
+            built.max(256).max(size)
+        };
+        let cur = self.cursor.cur();
+        let limit = self.cursor.limit();
+        if cur == grow.claimed {
+            // Grow in place: the elements stay where they are.
+            let need = grow.end + size - grow.claimed;
+            let room = limit.saturating_sub(cur);
+            if room < need {
+                return Err(self.oom(size, align_of::<T>()));
+            }
+            grow.claimed = cur + ahead.max(need).min(room);
+            self.cursor.set_cur(grow.claimed);
+        } else {
+            let from = cur;
+            let bytes = head + built + size;
+            let start = self
+                .cursor
+                .bump_any(bytes, align)
+                .ok_or_else(|| self.oom(bytes, align))?;
+            // SAFETY: `start` has room for `head` bytes and `len + 1` elements, is fresh
+            // (above everything, so it does not overlap the old elements) and aligned.
+            // The elements are moved bitwise; their old copies are never used again.
+            unsafe {
+                let first = start.add(head).cast::<T>();
+                ptr::copy_nonoverlapping(grow.first.as_ptr(), first.as_ptr(), grow.len);
+                grow.first = first;
+            }
+            grow.end = start.as_ptr().addr() + head + built;
+            // Claim some more ahead if there is room; the bump above is the minimum.
+            let cur = self.cursor.cur();
+            let extra = limit.saturating_sub(cur).min(ahead);
+            self.cursor.set_cur(cur + extra);
+            grow.claimed = cur + extra;
+            // If collection fails now, the new place (and its padding) is what goes back.
+            grow.from = from;
         }
-        grow.end = self.cursor.cur();
-        // If collection fails now, the new place (and its padding) is what goes back.
-        grow.from = from;
+        // Statistics leave out the room claimed ahead (never counted as use or as a
+        // high-water mark); they may lag behind the newest elements until the end.
+        self.alloc.set_reserved_from(grow.outer.min(grow.end));
         Ok(())
     }
 
@@ -1943,17 +1983,25 @@ impl Drop for GiveBack<'_> {
 }
 
 /// A slice being collected by `ScopeStack::try_alloc_iter`: `len` elements built from
-/// `first`, ending at `end`. If dropped (an error or a panic), it drops those elements
-/// and, if they are still the newest allocation, gives their bytes back down to `from`.
+/// `first`, ending at `end`, in room claimed up to `claimed`. If dropped (an error or a
+/// panic), it drops those elements and, if the claimed room is still the newest
+/// allocation, gives it back down to `from`; either way it restores the statistics
+/// bound `outer`.
 struct Growing<'a, T> {
     alloc: &'a LinearAllocator,
     cursor: &'a Cursor,
-    /// The bump pointer before the slice (or its latest move) was carved.
+    /// The bump pointer before the slice's room (at its latest place) was carved.
     from: usize,
     first: NonNull<T>,
     len: usize,
     /// Address one past the last built element (for a zero-sized `T`, past the head).
     end: usize,
+    /// Address one past the room claimed (the bump pointer, unless the iterator has
+    /// allocated since).
+    claimed: usize,
+    /// The live reservation bound of the block when collection began (see
+    /// `LinearAllocator::reserved_from`), restored when it ends.
+    outer: usize,
 }
 
 impl<T> Drop for Growing<'_, T> {
@@ -1964,12 +2012,21 @@ impl<T> Drop for Growing<'_, T> {
             alloc: &'b LinearAllocator,
             cursor: &'b Cursor,
             from: usize,
-            to: usize,
+            end: usize,
+            claimed: usize,
+            outer: usize,
         }
         impl Drop for Rewind<'_> {
             fn drop(&mut self) {
-                // As in `GiveBack`: only if nothing was allocated above the slice.
-                if self.cursor.cur() == self.to && self.to != self.from {
+                // As in `GiveBack`: only if nothing was allocated above the room. The
+                // claimed tail is dropped first, uncounted; the built elements were real
+                // use, so the high-water mark sees them.
+                let at_top = self.cursor.cur() == self.claimed && self.claimed != self.from;
+                if at_top {
+                    self.cursor.set_cur(self.end);
+                }
+                self.alloc.set_reserved_from(self.outer);
+                if at_top {
                     #[cfg(feature = "debug-fill")]
                     crate::debug_fill::released(self.cursor, self.from);
                     self.alloc.rewind(self.cursor, self.from);
@@ -1980,7 +2037,9 @@ impl<T> Drop for Growing<'_, T> {
             alloc: self.alloc,
             cursor: self.cursor,
             from: self.from,
-            to: self.end,
+            end: self.end,
+            claimed: self.claimed,
+            outer: self.outer,
         };
         // SAFETY: the first `len` elements were initialised and never handed out; this
         // drops each once (`drop_in_place` on a slice goes on past a panicking one).
