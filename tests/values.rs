@@ -634,3 +634,21 @@ fn a_box_in_the_scope_drops_its_value_once_at_the_box_drop_not_at_unwind() {
     // `kept` (a finalized object) and `_late` (a box dropped at the closure's end).
     assert_eq!(drops.get(), 5, "each value dropped exactly once");
 }
+
+#[test]
+fn an_iterator_that_opens_scratch_scopes_on_the_same_arena_is_handled() {
+    let drops = Rc::new(Cell::new(0));
+    scope_stack::scratch(|outer| {
+        let d = drops.clone();
+        let xs = outer.alloc_iter((0..100u32).filter(|_| true).map(|i| {
+            // A nested scratch scope on the same per-thread arena: it begins above the
+            // room `alloc_iter` claimed, and rewinds before the next element.
+            let n = scope_stack::scratch(|inner| inner.alloc_iter((0..i).filter(|_| true)).len());
+            assert_eq!(n, i as usize);
+            (i, Counted(d.clone()))
+        }));
+        assert_eq!(xs.len(), 100);
+        assert!(xs.iter().enumerate().all(|(k, (i, _))| k as u32 == *i));
+    });
+    assert_eq!(drops.get(), 100);
+}
