@@ -252,6 +252,50 @@ fn unwind(c: &mut Criterion) {
     g.finish();
 }
 
+/// Group 5: collecting a filtered iterator (length unknown up front: the filter keeps
+/// about a third of `BATCH * 3` numbers) into a slice in the arena. scope-stack grows
+/// the slice in place at the top of the block; bumpalo builds a `bumpalo::collections::Vec`
+/// (which doubles and copies as it grows) and turns it into a slice; bump-scope has an
+/// `alloc_iter` of its own.
+fn iter_filtered(c: &mut Criterion) {
+    let mut g = group(c, "alloc_iter_filtered", BATCH);
+    let keep = |n: &u32| n % 3 == 0;
+    let source = || (0..(BATCH * 3) as u32).map(black_box).filter(keep);
+
+    let mut arena = LinearAllocator::with_capacity(ARENA).expect("arena");
+    g.bench_function("scope_stack", |b| {
+        arena.scope("bench", |root| {
+            b.iter(|| {
+                root.scope("batch", |batch| {
+                    black_box(batch.alloc_iter(source()));
+                })
+            })
+        })
+    });
+
+    let mut bump = bumpalo::Bump::with_capacity(ARENA);
+    g.bench_function("bumpalo", |b| {
+        b.iter(|| {
+            {
+                let v = bumpalo::collections::Vec::from_iter_in(source(), &bump);
+                black_box(v.into_bump_slice());
+            }
+            bump.reset();
+        })
+    });
+
+    let mut bump: bump_scope::Bump = bump_scope::Bump::with_size(ARENA);
+    g.bench_function("bump_scope", |b| {
+        b.iter(|| {
+            bump.scoped(|scope| {
+                black_box(scope.alloc_iter(source()).into_mut());
+            })
+        })
+    });
+
+    g.finish();
+}
+
 fn main() {
     let started = SystemTime::now();
     let mut c = Criterion::default()
@@ -268,6 +312,7 @@ fn main() {
     object_string(&mut c);
     scope_open_close(&mut c);
     unwind(&mut c);
+    iter_filtered(&mut c);
 
     c.final_summary();
     print_ratios(started);
@@ -300,6 +345,8 @@ const RATIOS: &[(&str, &str, &str, Option<f64>)] = &[
     ),
     ("scope_open_close", "empty_scope", "bump_scope_scoped", None),
     ("unwind_10k", "scope_stack", "drop_in_place", Some(1.5)),
+    ("alloc_iter_filtered", "scope_stack", "bumpalo", None),
+    ("alloc_iter_filtered", "scope_stack", "bump_scope", None),
 ];
 
 /// Prints `RATIOS` from the medians criterion saved during this run. Silent in `--test`

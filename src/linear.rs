@@ -18,7 +18,10 @@
 //!   reserve the rest of the block, and `reserved_from` holds where that reservation
 //!   began (`usize::MAX` when none is live). Nothing can be allocated above it until the
 //!   reservation ends, so every statistic reads `min(cur, reserved_from)`: a reservation
-//!   is never counted as use, nor as a high-water mark.
+//!   is never counted as use, nor as a high-water mark. `ScopeStack::try_alloc_iter`
+//!   uses the same bound for the room it claims ahead of the elements it has built.
+//!   Reservations nest (a formatting or collecting call made while another is live lies
+//!   above it) and each restores the bound it found when it ends.
 //!
 //! The allocator itself never hands out memory: scopes do (see [`ScopeStack`]). Opening
 //! the outermost scope takes `&mut self`, so no two outermost scopes can be live at once.
@@ -412,6 +415,20 @@ impl LinearAllocator {
         let outer = self.reserved_from.get();
         self.reserved_from.set(outer.min(from));
         outer
+    }
+
+    /// Where the live reservation begins (`usize::MAX` when none is live); see the
+    /// module docs.
+    #[inline]
+    pub(crate) fn reserved_from(&self) -> usize {
+        self.reserved_from.get()
+    }
+
+    /// Sets where statistics stop counting (`ScopeStack::try_alloc_iter` keeps the room
+    /// it claimed ahead out of them, and restores the previous value when it ends).
+    #[inline]
+    pub(crate) fn set_reserved_from(&self, addr: usize) {
+        self.reserved_from.set(addr);
     }
 
     /// Ends a temporary reservation that ran up to `reserved_to`: moves the bump pointer

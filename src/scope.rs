@@ -24,7 +24,7 @@
 use core::alloc::Layout;
 use core::fmt;
 use core::marker::PhantomData;
-use core::mem::{align_of, needs_drop, size_of};
+use core::mem::{align_of, needs_drop, size_of, MaybeUninit};
 use core::ptr::{self, NonNull};
 
 use crate::cursor::Cursor;
@@ -48,8 +48,59 @@ use crate::scope_info::ScopeInfo;
 /// - [`alloc_layout`](Self::alloc_layout), the `alloc_slice_*` family,
 ///   [`alloc_str`](Self::alloc_str) and [`alloc_fmt`](Self::alloc_fmt) cover raw memory,
 ///   slices and text.
+/// - [`new_pod_with`](Self::new_pod_with), [`new_object_with`](Self::new_object_with),
+///   [`alloc_uninit`](Self::alloc_uninit) and
+///   [`alloc_uninit_slice`](Self::alloc_uninit_slice) build values in place (below).
+/// - [`remaining`](Self::remaining) and [`budget`](Self::budget) say how much more the
+///   scope may take.
 /// - Each has a `try_` form returning an error (with the value handed back, where one was
 ///   passed in) instead of panicking.
+///
+/// # Dropping a value before its scope ends
+///
+/// Values placed with `new_object` live until their scope unwinds. For one that
+/// should go earlier (a loader's buffers, a handle to a file), put it in an
+/// `allocator_api2::boxed::Box` allocated from the scope: `&ScopeStack` (and `&Scope`)
+/// implement allocator-api2's `Allocator`. The box owns its value, drops it exactly once
+/// when the box is dropped, and is no finalizer's business, so the scope does not drop
+/// it again when it unwinds. The box borrows the scope, so it cannot outlive it. If the
+/// box was the scope's most recent allocation, its memory is given back at once;
+/// otherwise the bytes stay taken until the scope unwinds.
+///
+/// ```
+/// use allocator_api2::boxed::Box;
+/// use scope_stack::LinearAllocator;
+///
+/// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+/// memory.scope("level", |level| {
+///     let used = level.used();
+///     let buffer = Box::new_in(vec![0u8; 64], &**level); // the Vec header lives in the scope
+///     assert_eq!(buffer.len(), 64);
+///     drop(buffer); // the Vec is dropped now, not at the end of "level"
+///     assert_eq!(level.used(), used); // it was the newest allocation: its bytes came back
+/// });
+/// ```
+///
+/// # In-place construction
+///
+/// `new_pod(value)` receives the value as an argument, so a large value is built on the
+/// stack first and then copied; an 8 MiB array would overflow a small thread stack. The
+/// `_with` forms reserve the room first and then call the closure, writing its result
+/// straight into place:
+///
+/// - In optimised builds (`--release`), the closure is inlined into an
+///   `#[inline(always)]` path that ends in one write to the reserved slot, and the
+///   optimiser builds the value there: tests build 8 MiB arrays this way on a thread
+///   with a 256 KiB stack. This is what the optimiser does, not a language guarantee;
+///   a closure too complex to inline (or one that builds its value in a local first and
+///   returns it through calls the optimiser cannot see through) may still go through
+///   the stack.
+/// - In debug builds nothing is inlined, so the closure's result goes through the
+///   stack (more than once). Do not rely on `_with` to avoid large temporaries there.
+/// - [`alloc_uninit`](Self::alloc_uninit) and
+///   [`alloc_uninit_slice`](Self::alloc_uninit_slice) hand out the uninitialised room
+///   itself: nothing passes through the stack in any build, and you write the value
+///   piece by piece.
 ///
 /// ```
 /// use scope_stack::LinearAllocator;
@@ -350,6 +401,59 @@ impl<'s> ScopeStack<'s> {
     /// ```
     pub fn finalizer_count(&self) -> usize {
         self.info.chain.len()
+    }
+
+    /// Bytes this scope may still allocate: the room left in the block, or less when a
+    /// budget applies (this scope's own, or that of a budgeted scope it is nested in).
+    ///
+    /// A request of exactly `remaining()` bytes at alignment 1 succeeds; one byte more
+    /// fails. Requests with a larger alignment may need padding, and values that need
+    /// drop need a finalizer record too, so they fit in less. While a scratch scope
+    /// interrupts this one (see [`crate::scratch()`]), nothing may be allocated here and
+    /// this is 0.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1000).unwrap();
+    /// memory.scope("systems", |systems| {
+    ///     systems.alloc_raw(100, 1);
+    ///     assert_eq!(systems.remaining(), 900);
+    ///     systems.scope_with_budget("audio", 64, |audio| {
+    ///         audio.alloc_raw(14, 1);
+    ///         assert_eq!(audio.remaining(), 50); // the budget binds, not the block
+    ///         audio.alloc_raw(audio.remaining(), 1);
+    ///         assert!(audio.try_alloc_raw(1, 1).is_err());
+    ///     });
+    /// });
+    /// ```
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.cursor.remaining()
+    }
+
+    /// The byte budget this scope was opened with
+    /// ([`scope_with_budget`](Self::scope_with_budget)), or `None` for a scope opened
+    /// without one. A scope nested inside a budgeted one reports `None` here but is still
+    /// held to the outer budget; [`remaining`](Self::remaining) shows the room that
+    /// actually applies.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1000).unwrap();
+    /// memory.scope("systems", |systems| {
+    ///     assert_eq!(systems.budget(), None);
+    ///     systems.scope_with_budget("audio", 64, |audio| {
+    ///         assert_eq!(audio.budget(), Some(64));
+    ///         audio.scope("voice", |voice| {
+    ///             assert_eq!(voice.budget(), None);
+    ///             assert_eq!(voice.remaining(), 64); // but the outer budget applies
+    ///         });
+    ///     });
+    /// });
+    /// ```
+    #[inline]
+    pub fn budget(&self) -> Option<usize> {
+        self.info.budget
     }
 
     /// Checks a pool's slot count: not 0 and at most `max` (the index width). `per_slot`
@@ -840,6 +944,303 @@ impl<'s> ScopeStack<'s> {
         }
     }
 
+    // ----- in-place construction -----
+
+    /// Reserves room for one `T` (no finalizer: a `MaybeUninit` is never dropped).
+    #[inline(always)]
+    fn bump_value<T>(&self) -> Result<NonNull<T>, AllocError> {
+        if size_of::<T>() == 0 {
+            return Ok(dangling(align_of::<T>()).cast::<T>());
+        }
+        Ok(self
+            .bump_const(size_of::<T>(), align_of::<T>())?
+            .cast::<T>())
+    }
+
+    /// Places the value `f` returns, which needs no drop. The room is reserved first
+    /// and `f` is called after, so the optimiser can build the value straight in scope
+    /// memory: a large value need never pass through the stack (see
+    /// [in-place construction](Self#in-place-construction) for what is guaranteed).
+    ///
+    /// Giving it a type that needs drop is a compile-time error, as for
+    /// [`new_pod`](Self::new_pod). If `f` panics, the reserved room is given back (unless
+    /// `f` allocated from this scope meanwhile) and the panic goes on.
+    ///
+    /// # Panics
+    /// When the scope is out of memory (`f` is then not called); see
+    /// [`try_new_pod_with`](Self::try_new_pod_with).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let grid = level.new_pod_with(|| [[0u16; 256]; 256]); // 128 KiB, built in place
+    ///     grid[3][4] = 7;
+    ///     assert_eq!(grid[3][4], 7);
+    /// });
+    /// ```
+    ///
+    /// ```compile_fail,E0080
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     a.new_pod_with(String::new); // String needs drop: rejected at compile time
+    /// });
+    /// ```
+    #[inline(always)]
+    pub fn new_pod_with<T>(&self, f: impl FnOnce() -> T) -> &'s mut T {
+        const {
+            assert!(
+                !needs_drop::<T>(),
+                "new_pod_with: this type needs drop; use new_object_with"
+            )
+        };
+        match self.bump_value::<T>() {
+            // SAFETY: fresh, exclusive memory of the right size and alignment for a `T`
+            // that lives until the scope unwinds (`'s`); it needs no drop.
+            Ok(slot) => unsafe { self.place_with(slot, f) },
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Places the value `f` returns, which needs no drop, or says why the room cannot be
+    /// had (`f` is then not called, so there is no value to hand back).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(16).unwrap();
+    /// memory.scope("a", |a| {
+    ///     assert_eq!(*a.try_new_pod_with(|| 5u64).unwrap(), 5);
+    ///     let err = a.try_new_pod_with(|| -> [u64; 2] { unreachable!() }).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+    /// });
+    /// ```
+    #[inline(always)]
+    pub fn try_new_pod_with<T>(&self, f: impl FnOnce() -> T) -> Result<&'s mut T, AllocError> {
+        const {
+            assert!(
+                !needs_drop::<T>(),
+                "try_new_pod_with: this type needs drop; use try_new_object_with"
+            )
+        };
+        let slot = self.bump_value::<T>()?;
+        // SAFETY: as in `new_pod_with`.
+        Ok(unsafe { self.place_with(slot, f) })
+    }
+
+    /// Places the value `f` returns, and if it needs drop, links a finalizer so that its
+    /// destructor runs when the scope unwinds. Like [`new_object`](Self::new_object)
+    /// (`T: 'static` for the same reason), but the room is reserved before `f` runs, so
+    /// the value can be built in place as in [`new_pod_with`](Self::new_pod_with).
+    ///
+    /// If `f` panics, nothing is linked, the reserved room is given back (unless `f`
+    /// allocated from this scope meanwhile) and the panic goes on. If `f` places other
+    /// finalized values in this scope, they are destroyed after this one, since they
+    /// were finished before it.
+    ///
+    /// # Panics
+    /// When the scope is out of memory (`f` is then not called); see
+    /// [`try_new_object_with`](Self::try_new_object_with).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let names = level.new_object_with(|| vec![String::from("frog"); 3]);
+    ///     assert_eq!(names.len(), 3);
+    /// }); // the Vec is dropped here
+    /// ```
+    #[inline(always)]
+    pub fn new_object_with<T: 'static>(&self, f: impl FnOnce() -> T) -> &'s mut T {
+        match self.try_new_object_with(f) {
+            Ok(r) => r,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Places the value `f` returns with a finalizer if it needs drop, or says why the
+    /// room cannot be had (`f` is then not called).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(16).unwrap();
+    /// memory.scope("a", |a| {
+    ///     // A finalizer record and a 24-byte String do not fit in 16 bytes.
+    ///     let err = a.try_new_object_with(|| -> String { unreachable!() }).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+    /// });
+    /// ```
+    #[inline(always)]
+    pub fn try_new_object_with<T: 'static>(
+        &self,
+        f: impl FnOnce() -> T,
+    ) -> Result<&'s mut T, AllocError> {
+        if !needs_drop::<T>() {
+            let slot = self.bump_value::<T>()?;
+            // SAFETY: fresh memory for a `T` that needs no drop, so no record.
+            return Ok(unsafe { self.place_with(slot, f) });
+        }
+        let from = self.cursor.cur();
+        let record = self.bump_const(RunLayout::<T>::FIRST_SIZE, RunLayout::<T>::ALIGN)?;
+        let give_back = self.give_back_on_panic(from);
+        // SAFETY: `record` has room for a run record and one `T`, aligned. The record is
+        // linked only once the value is written, so a panic in `f` leaves it unlinked
+        // and the guard may release its bytes. If `f` linked records of its own
+        // meanwhile, ours goes on top of them: its value was finished last, so it is
+        // destroyed first. Its run ends below the bump pointer then, so no later value
+        // is appended to it. `T: 'static` (drop rule).
+        unsafe {
+            let slot = finalizer::write_run_record::<T>(record);
+            write_with(slot, f);
+            core::mem::forget(give_back);
+            self.info.chain.link_run::<T>(record);
+            Ok(&mut *slot.as_ptr())
+        }
+    }
+
+    /// Calls `f` and writes its result to `slot`, giving the room back if `f` panics.
+    ///
+    /// # Safety
+    /// `slot` was just reserved from this scope (the bump pointer is right after it, or
+    /// it is a zero-sized `T`'s dangling address) and is valid, aligned and exclusive
+    /// for a `T` for `'s`; nothing drops the value (it needs no drop, or the caller
+    /// links a record).
+    #[inline(always)]
+    unsafe fn place_with<T>(&self, slot: NonNull<T>, f: impl FnOnce() -> T) -> &'s mut T {
+        let to = self.cursor.cur();
+        let give_back = GiveBack {
+            alloc: self.alloc,
+            cursor: self.cursor,
+            // A zero-sized `T` took nothing (`from == to`: nothing to give back).
+            from: if size_of::<T>() == 0 {
+                to
+            } else {
+                slot.as_ptr().addr()
+            },
+            to,
+        };
+        // SAFETY: per the caller.
+        unsafe {
+            write_with(slot, f);
+            core::mem::forget(give_back);
+            &mut *slot.as_ptr()
+        }
+    }
+
+    /// Reserves uninitialised room for one `T`, for callers who initialise it in place
+    /// (field by field, or through a raw pointer). The memory never passes through the
+    /// stack, in debug builds too.
+    ///
+    /// The scope never drops what is written there: a `MaybeUninit` has no destructor.
+    /// Any `T` is allowed for that reason; if `T` needs drop, drop it yourself (for
+    /// example with [`MaybeUninit::assume_init_drop`]) or use
+    /// [`new_object_with`](Self::new_object_with).
+    ///
+    /// # Panics
+    /// When the scope is out of memory; see [`try_alloc_uninit`](Self::try_alloc_uninit).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let slot = level.alloc_uninit::<[u32; 65536]>();
+    ///     // Initialise element by element through a raw pointer: no 256 KiB temporary.
+    ///     let first = slot.as_mut_ptr().cast::<u32>();
+    ///     for i in 0..65536 {
+    ///         // SAFETY: `i` is inside the array.
+    ///         unsafe { first.add(i).write(i as u32) };
+    ///     }
+    ///     // SAFETY: every element was written above.
+    ///     let table = unsafe { slot.assume_init_mut() };
+    ///     assert_eq!(table[65535], 65535);
+    /// });
+    /// ```
+    #[inline]
+    pub fn alloc_uninit<T>(&self) -> &'s mut MaybeUninit<T> {
+        match self.try_alloc_uninit::<T>() {
+            Ok(r) => r,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Reserves uninitialised room for one `T`, or says why it cannot.
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(8).unwrap();
+    /// memory.scope("a", |a| {
+    ///     assert!(a.try_alloc_uninit::<u64>().is_ok());
+    ///     let err = a.try_alloc_uninit::<u8>().unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+    /// });
+    /// ```
+    #[inline]
+    pub fn try_alloc_uninit<T>(&self) -> Result<&'s mut MaybeUninit<T>, AllocError> {
+        let slot = self.bump_value::<T>()?;
+        #[cfg(feature = "debug-fill")]
+        crate::debug_fill::fresh(slot.cast::<u8>(), size_of::<T>());
+        // SAFETY: fresh, exclusive, aligned room for a `T` until the scope unwinds; a
+        // `MaybeUninit` needs no initialisation.
+        Ok(unsafe { &mut *slot.as_ptr().cast::<MaybeUninit<T>>() })
+    }
+
+    /// Reserves uninitialised room for `len` `T`s, for callers who initialise them in
+    /// place. As with [`alloc_uninit`](Self::alloc_uninit), nothing is ever dropped by
+    /// the scope.
+    ///
+    /// # Panics
+    /// When the scope is out of memory or the size overflows; see
+    /// [`try_alloc_uninit_slice`](Self::try_alloc_uninit_slice).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let room = a.alloc_uninit_slice::<u32>(4);
+    ///     for (i, x) in room.iter_mut().enumerate() {
+    ///         x.write(i as u32 * 10);
+    ///     }
+    ///     // SAFETY: every element was written above.
+    ///     let xs: &mut [u32] = unsafe { &mut *(room as *mut [_] as *mut [u32]) };
+    ///     assert_eq!(xs, &[0, 10, 20, 30]);
+    /// });
+    /// ```
+    #[inline]
+    pub fn alloc_uninit_slice<T>(&self, len: usize) -> &'s mut [MaybeUninit<T>] {
+        match self.try_alloc_uninit_slice::<T>(len) {
+            Ok(r) => r,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Reserves uninitialised room for `len` `T`s, or says why it cannot.
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     assert_eq!(a.try_alloc_uninit_slice::<u32>(16).unwrap().len(), 16);
+    ///     let err = a.try_alloc_uninit_slice::<u32>(1).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+    ///     let err = a.try_alloc_uninit_slice::<u32>(usize::MAX).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::CapacityOverflow);
+    /// });
+    /// ```
+    #[inline]
+    pub fn try_alloc_uninit_slice<T>(
+        &self,
+        len: usize,
+    ) -> Result<&'s mut [MaybeUninit<T>], AllocError> {
+        let first = self.try_alloc_array_uninit::<T>(len)?;
+        // SAFETY: room for `len` `T`s (or `T` is zero-sized and `first` is aligned),
+        // exclusive until the scope unwinds; `MaybeUninit` needs no initialisation.
+        Ok(
+            unsafe {
+                core::slice::from_raw_parts_mut(first.as_ptr().cast::<MaybeUninit<T>>(), len)
+            },
+        )
+    }
+
     // ----- slices and strings -----
 
     /// Copies a slice into the scope.
@@ -1008,6 +1409,376 @@ impl<'s> ScopeStack<'s> {
             from,
             to: self.cursor.cur(),
         }
+    }
+
+    /// Collects an iterator into a slice in the scope, for any iterator: its length need
+    /// not be known up front. If `T` needs drop, one finalizer record covers the whole
+    /// slice, as in [`alloc_slice_fill_with`](Self::alloc_slice_fill_with).
+    ///
+    /// The allocating scope is the innermost one, so the slice is at the top of the block
+    /// and grows in place there: no copying, no size guess, no temporary `Vec`. Room is
+    /// claimed ahead in growing steps (so the per-element cost is one compare and one
+    /// write) and the unused tail is given back at the end. Like
+    /// [`alloc_fmt`](Self::alloc_fmt)'s reservation, the room claimed ahead is never
+    /// counted as use or as a high-water mark: statistics read while the iterator runs
+    /// may leave out the newest elements, and are exact once the slice is done.
+    ///
+    /// The iterator may allocate from this scope while it is collected (for example a
+    /// `map` that calls [`alloc_str`](Self::alloc_str)): the elements built so far are
+    /// then moved above the new allocation and collection goes on. The bytes they left
+    /// (and the room claimed ahead of them) stay taken until the scope ends, so such an
+    /// iterator costs more memory; nothing is corrupted.
+    ///
+    /// If the iterator (or a value's construction) panics, the elements built so far are
+    /// dropped, each exactly once, the memory is given back (unless the iterator
+    /// allocated from this scope meanwhile) and the panic goes on.
+    ///
+    /// # Panics
+    /// When the scope runs out of memory; see [`try_alloc_iter`](Self::try_alloc_iter).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let evens = a.alloc_iter((0..20u32).filter(|n| n % 2 == 0));
+    ///     assert_eq!(evens.len(), 10);
+    ///     let words = a.alloc_iter("frog toad newt".split(' ').map(String::from));
+    ///     assert_eq!(words[2], "newt");
+    ///     assert_eq!(a.finalizer_count(), 1); // one record for the three Strings
+    /// });
+    /// ```
+    pub fn alloc_iter<T: 'static>(&self, iter: impl IntoIterator<Item = T>) -> &'s mut [T] {
+        match self.try_alloc_iter(iter) {
+            Ok(s) => s,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Collects an iterator into a slice in the scope, or says why it cannot. On error
+    /// the elements built so far are dropped and their memory is given back; the
+    /// iterator is dropped too.
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(16).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let err = a.try_alloc_iter((0..5u64).map(|n| n * n)).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+    ///     assert_eq!(a.used(), 0);
+    ///     assert_eq!(a.try_alloc_iter(0..2u64).unwrap(), &[0, 1]);
+    /// });
+    /// ```
+    pub fn try_alloc_iter<T: 'static>(
+        &self,
+        iter: impl IntoIterator<Item = T>,
+    ) -> Result<&'s mut [T], AllocError> {
+        let mut iter = iter.into_iter();
+        // Room before the first element: a slice record when `T` needs drop.
+        let (head, align) = if needs_drop::<T>() {
+            (SliceLayout::<T>::VALUE_OFFSET, SliceLayout::<T>::ALIGN)
+        } else {
+            (0, align_of::<T>())
+        };
+        if align > MAX_ALIGN {
+            return Err(self.too_aligned(size_of::<T>(), align));
+        }
+        // Nothing is claimed until the first element comes: an empty iterator takes no
+        // memory and links no record. Until then `end == claimed == usize::MAX`, which
+        // sends the first element to `claim_more`.
+        let mut grow = Growing::<T> {
+            alloc: self.alloc,
+            cursor: self.cursor,
+            from: 0,
+            first: dangling(align_of::<T>()).cast::<T>(),
+            len: 0,
+            end: usize::MAX,
+            claimed: usize::MAX,
+            outer: self.alloc.reserved_from(),
+        };
+        for value in iter.by_ref() {
+            if size_of::<T>() == 0 {
+                // Zero-sized elements take no room; a slice record does.
+                if needs_drop::<T>() && grow.len == 0 {
+                    if let Err(e) = self.claim_more(&mut grow, head, align) {
+                        drop(value);
+                        return Err(e);
+                    }
+                }
+                // SAFETY: any aligned pointer is valid for a zero-sized write; `first` is
+                // aligned. The value is forgotten into the slice and counted.
+                unsafe { grow.first.as_ptr().write(value) };
+                grow.len += 1;
+                continue;
+            }
+            if grow.claimed - grow.end < size_of::<T>() {
+                if let Err(e) = self.claim_more(&mut grow, head, align) {
+                    drop(value);
+                    return Err(e);
+                }
+            }
+            // SAFETY: `[end, end + size)` lies in the room this call claimed
+            // (`end + size <= claimed`, and nothing else is handed out below `claimed`);
+            // `end` is aligned for `T` (elements are contiguous from the aligned
+            // `first`).
+            unsafe { grow.first.as_ptr().add(grow.len).write(value) };
+            grow.len += 1;
+            grow.end += size_of::<T>();
+        }
+        // The iterator's own drop may run user code; the elements stay guarded until then.
+        drop(iter);
+        let len = grow.len;
+        let first = grow.first;
+        if len != 0 && size_of::<T>() != 0 {
+            // Give back the room claimed ahead (if it is still the newest allocation)
+            // and count only what was kept.
+            self.alloc
+                .end_reservation(self.cursor, grow.claimed, grow.end, grow.outer);
+        } else {
+            self.alloc.set_reserved_from(grow.outer);
+        }
+        core::mem::forget(grow);
+        // SAFETY: `len` initialised elements from `first`; when `T` needs drop and `len`
+        // is not 0, a slice record's room lies right before them (`head` bytes at
+        // `align`, carved by `claim_more`). The record is linked now that every element
+        // is built (records the iterator linked meanwhile were finished first, so they
+        // are destroyed after the slice). `T: 'static` (drop rule).
+        unsafe {
+            if needs_drop::<T>() && len != 0 {
+                let record = first.cast::<u8>().sub(head);
+                let slot = finalizer::write_slice_record::<T>(record, len);
+                debug_assert_eq!(slot, first);
+                self.info.chain.link(record);
+            }
+            Ok(core::slice::from_raw_parts_mut(first.as_ptr(), len))
+        }
+    }
+
+    /// Claims room for at least one more element of a slice being collected. If the
+    /// claimed room is still the newest allocation, it grows in place (doubling, within
+    /// the limit). Otherwise (the first element, or the iterator allocated from this
+    /// scope since the last claim) it carves room at the top of the block and moves the
+    /// elements built so far there, leaving their old bytes as a hole.
+    #[cold]
+    #[inline(never)]
+    fn claim_more<T>(
+        &self,
+        grow: &mut Growing<'_, T>,
+        head: usize,
+        align: usize,
+    ) -> Result<(), AllocError> {
+        // Claim ahead as much as is built so far (at least 256 bytes), like a `Vec`
+        // doubling, so collecting `n` elements takes O(log n) claims.
+        let size = size_of::<T>();
+        let built = grow.len * size;
+        // Zero-sized elements need room for the record alone.
+        let ahead = if size == 0 {
+            0
+        } else {
+            built.max(256).max(size)
+        };
+        let cur = self.cursor.cur();
+        let limit = self.cursor.limit();
+        if cur == grow.claimed {
+            // Grow in place: the elements stay where they are.
+            let need = grow.end + size - grow.claimed;
+            let room = limit.saturating_sub(cur);
+            if room < need {
+                return Err(self.oom(size, align_of::<T>()));
+            }
+            grow.claimed = cur + ahead.max(need).min(room);
+            self.cursor.set_cur(grow.claimed);
+        } else {
+            let from = cur;
+            let bytes = head + built + size;
+            let start = self
+                .cursor
+                .bump_any(bytes, align)
+                .ok_or_else(|| self.oom(bytes, align))?;
+            // SAFETY: `start` has room for `head` bytes and `len + 1` elements, is fresh
+            // (above everything, so it does not overlap the old elements) and aligned.
+            // The elements are moved bitwise; their old copies are never used again.
+            unsafe {
+                let first = start.add(head).cast::<T>();
+                ptr::copy_nonoverlapping(grow.first.as_ptr(), first.as_ptr(), grow.len);
+                grow.first = first;
+            }
+            grow.end = start.as_ptr().addr() + head + built;
+            // Claim some more ahead if there is room; the bump above is the minimum.
+            let cur = self.cursor.cur();
+            let extra = limit.saturating_sub(cur).min(ahead);
+            self.cursor.set_cur(cur + extra);
+            grow.claimed = cur + extra;
+            // If collection fails now, the new place (and its padding) is what goes back.
+            grow.from = from;
+        }
+        // Statistics leave out the room claimed ahead (never counted as use or as a
+        // high-water mark); they may lag behind the newest elements until the end.
+        self.alloc.set_reserved_from(grow.outer.min(grow.end));
+        Ok(())
+    }
+
+    /// Collects an iterator of known length into a slice in the scope. The memory is
+    /// reserved once, up front, from [`len`](ExactSizeIterator::len); otherwise like
+    /// [`alloc_iter`](Self::alloc_iter) (one finalizer record if `T` needs drop; a panic
+    /// drops what was built).
+    ///
+    /// # Panics
+    /// When the scope is out of memory, or when the iterator yields fewer items than its
+    /// `len` said (the items built are dropped first). Items past `len` are not taken.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let squares = a.alloc_iter_exact((1..5u32).map(|n| n * n));
+    ///     assert_eq!(squares, &[1, 4, 9, 16]);
+    /// });
+    /// ```
+    pub fn alloc_iter_exact<T: 'static, I>(&self, iter: I) -> &'s mut [T]
+    where
+        I: IntoIterator<Item = T>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        match self.try_alloc_iter_exact(iter) {
+            Ok(s) => s,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Collects an iterator of known length into a slice in the scope, or says why the
+    /// memory cannot be had (no item is taken from the iterator then).
+    ///
+    /// # Panics
+    /// When the iterator yields fewer items than its `len` said.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(8).unwrap();
+    /// memory.scope("a", |a| assert!(a.try_alloc_iter_exact([1u32, 2, 3]).is_err()));
+    /// ```
+    pub fn try_alloc_iter_exact<T: 'static, I>(&self, iter: I) -> Result<&'s mut [T], AllocError>
+    where
+        I: IntoIterator<Item = T>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        let mut iter = iter.into_iter();
+        let len = iter.len();
+        self.try_alloc_slice_fill_with(len, |i| match iter.next() {
+            Some(v) => v,
+            None => short_iterator(len, i),
+        })
+    }
+
+    /// Fills a new slice of `len` elements with copies of `value`. Any `Copy` type
+    /// (such a type never needs drop, so no `'static` is asked).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| assert_eq!(a.alloc_slice_fill_copy(3, 7u8), &[7, 7, 7]));
+    /// ```
+    pub fn alloc_slice_fill_copy<T: Copy>(&self, len: usize, value: T) -> &'s mut [T] {
+        match self.try_alloc_slice_fill_copy(len, value) {
+            Ok(s) => s,
+            Err(e) => self.fail(e.error),
+        }
+    }
+
+    /// Fills a new slice with copies of `value`, or hands `value` back with the error.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(8).unwrap();
+    /// memory.scope("a", |a| {
+    ///     assert_eq!(a.try_alloc_slice_fill_copy(3, 9u32).unwrap_err().into_value(), 9);
+    /// });
+    /// ```
+    pub fn try_alloc_slice_fill_copy<T: Copy>(
+        &self,
+        len: usize,
+        value: T,
+    ) -> Result<&'s mut [T], AllocErrorWith<T>> {
+        let first = match self.try_alloc_array_uninit::<T>(len) {
+            Ok(p) => p,
+            Err(error) => return Err(AllocErrorWith { error, value }),
+        };
+        // SAFETY: room for `len` `T`s (or `T` is zero-sized and `first` is aligned);
+        // copying a `Copy` value cannot panic.
+        unsafe {
+            for i in 0..len {
+                first.as_ptr().add(i).write(value);
+            }
+            Ok(core::slice::from_raw_parts_mut(first.as_ptr(), len))
+        }
+    }
+
+    /// Fills a new slice of `len` elements with clones of `value`. If `T` needs drop,
+    /// one finalizer record covers the slice; if a `clone` panics, the clones made so far
+    /// are dropped and the memory is given back.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let rows = a.alloc_slice_fill_clone(2, &vec![0u8; 3]);
+    ///     rows[1][2] = 5;
+    ///     assert_eq!(rows, &[vec![0, 0, 0], vec![0, 0, 5]]);
+    /// });
+    /// ```
+    pub fn alloc_slice_fill_clone<T: Clone + 'static>(&self, len: usize, value: &T) -> &'s mut [T] {
+        match self.try_alloc_slice_fill_clone(len, value) {
+            Ok(s) => s,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Fills a new slice with clones of `value`, or says why it cannot (no clone is made
+    /// then).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(16).unwrap();
+    /// memory.scope("a", |a| assert!(a.try_alloc_slice_fill_clone(4, &String::new()).is_err()));
+    /// ```
+    pub fn try_alloc_slice_fill_clone<T: Clone + 'static>(
+        &self,
+        len: usize,
+        value: &T,
+    ) -> Result<&'s mut [T], AllocError> {
+        self.try_alloc_slice_fill_with(len, |_| value.clone())
+    }
+
+    /// Fills a new slice of `len` elements with `T::default()`. If `T` needs drop, one
+    /// finalizer record covers the slice.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let names = a.alloc_slice_fill_default::<String>(3);
+    ///     names[0].push_str("frog");
+    ///     assert_eq!(names, &["frog", "", ""]);
+    /// });
+    /// ```
+    pub fn alloc_slice_fill_default<T: Default + 'static>(&self, len: usize) -> &'s mut [T] {
+        match self.try_alloc_slice_fill_default(len) {
+            Ok(s) => s,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Fills a new slice with `T::default()`, or says why it cannot.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(8).unwrap();
+    /// memory.scope("a", |a| assert!(a.try_alloc_slice_fill_default::<u64>(2).is_err()));
+    /// ```
+    pub fn try_alloc_slice_fill_default<T: Default + 'static>(
+        &self,
+        len: usize,
+    ) -> Result<&'s mut [T], AllocError> {
+        self.try_alloc_slice_fill_with(len, |_| T::default())
     }
 
     /// Copies a string into the scope.
@@ -1211,6 +1982,79 @@ impl Drop for GiveBack<'_> {
     }
 }
 
+/// A slice being collected by `ScopeStack::try_alloc_iter`: `len` elements built from
+/// `first`, ending at `end`, in room claimed up to `claimed`. If dropped (an error or a
+/// panic), it drops those elements and, if the claimed room is still the newest
+/// allocation, gives it back down to `from`; either way it restores the statistics
+/// bound `outer`.
+struct Growing<'a, T> {
+    alloc: &'a LinearAllocator,
+    cursor: &'a Cursor,
+    /// The bump pointer before the slice's room (at its latest place) was carved.
+    from: usize,
+    first: NonNull<T>,
+    len: usize,
+    /// Address one past the last built element (for a zero-sized `T`, past the head).
+    end: usize,
+    /// Address one past the room claimed (the bump pointer, unless the iterator has
+    /// allocated since).
+    claimed: usize,
+    /// The live reservation bound of the block when collection began (see
+    /// `LinearAllocator::reserved_from`), restored when it ends.
+    outer: usize,
+}
+
+impl<T> Drop for Growing<'_, T> {
+    #[cold]
+    fn drop(&mut self) {
+        /// Gives the bytes back after the drops, even if one of them panics.
+        struct Rewind<'b> {
+            alloc: &'b LinearAllocator,
+            cursor: &'b Cursor,
+            from: usize,
+            end: usize,
+            claimed: usize,
+            outer: usize,
+        }
+        impl Drop for Rewind<'_> {
+            fn drop(&mut self) {
+                // As in `GiveBack`: only if nothing was allocated above the room. The
+                // claimed tail is dropped first, uncounted; the built elements were real
+                // use, so the high-water mark sees them.
+                let at_top = self.cursor.cur() == self.claimed && self.claimed != self.from;
+                if at_top {
+                    self.cursor.set_cur(self.end);
+                }
+                self.alloc.set_reserved_from(self.outer);
+                if at_top {
+                    #[cfg(feature = "debug-fill")]
+                    crate::debug_fill::released(self.cursor, self.from);
+                    self.alloc.rewind(self.cursor, self.from);
+                }
+            }
+        }
+        let _rewind = Rewind {
+            alloc: self.alloc,
+            cursor: self.cursor,
+            from: self.from,
+            end: self.end,
+            claimed: self.claimed,
+            outer: self.outer,
+        };
+        // SAFETY: the first `len` elements were initialised and never handed out; this
+        // drops each once (`drop_in_place` on a slice goes on past a panicking one).
+        unsafe { ptr::drop_in_place(ptr::slice_from_raw_parts_mut(self.first.as_ptr(), self.len)) };
+    }
+}
+
+/// The panic for an `ExactSizeIterator` that ended before its `len`.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn short_iterator(len: usize, got: usize) -> ! {
+    panic!("alloc_iter_exact: the iterator said it had {len} items but ended after {got}")
+}
+
 /// Writes `value` at `slot` and returns it with the scope's lifetime.
 ///
 /// # Safety
@@ -1222,6 +2066,18 @@ unsafe fn place<'a, T>(slot: NonNull<T>, value: T) -> &'a mut T {
         slot.as_ptr().write(value);
         &mut *slot.as_ptr()
     }
+}
+
+/// Calls `f` and writes its result straight to `slot`. Inlined into every caller, with
+/// `f` inlined into it where the optimiser can, so a large result is built in place
+/// rather than in a stack temporary that is then copied.
+///
+/// # Safety
+/// `slot` is valid for writes and aligned for a `T`.
+#[inline(always)]
+unsafe fn write_with<T>(slot: NonNull<T>, f: impl FnOnce() -> T) {
+    // SAFETY: per the caller.
+    unsafe { slot.as_ptr().write(f()) }
 }
 
 /// Initialises `len` elements at `first` from `f`; on a panic in `f`, drops the elements

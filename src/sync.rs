@@ -97,9 +97,21 @@ impl<T> UnsafeCell<T> {
 /// saw; [`bump_and_wake_all`](Futex::bump_and_wake_all) changes the word and then wakes
 /// every sleeper. A waiter that reads the word before a bump either sees the new value
 /// when it goes to sleep (and returns at once) or is asleep when the wake comes.
+///
+/// [`wait_timeout`](Futex::wait_timeout) does the same with a time limit. `atomic-wait`
+/// has no timed wait, so timed sleepers use a side structure: std's `Mutex` and
+/// `Condvar` (futex-based on Linux, no heap). The word is checked under the mutex, and
+/// the waker takes the mutex after its bump before it notifies, so a timed waiter either
+/// sees the bump or is already waiting on the condvar when the notification comes. Under
+/// loom both waits use loom's `Mutex` and `Condvar` (whose `wait_timeout` never times
+/// out, so a lost wake-up still shows as a deadlock).
 #[cfg(feature = "std")]
 pub(crate) struct Futex {
     word: AtomicU32,
+    #[cfg(not(loom))]
+    lock: std::sync::Mutex<()>,
+    #[cfg(not(loom))]
+    sleepers: std::sync::Condvar,
     #[cfg(loom)]
     lock: loom::sync::Mutex<()>,
     #[cfg(loom)]
@@ -111,6 +123,10 @@ impl Futex {
     pub(crate) fn new() -> Futex {
         Futex {
             word: AtomicU32::new(0),
+            #[cfg(not(loom))]
+            lock: std::sync::Mutex::new(()),
+            #[cfg(not(loom))]
+            sleepers: std::sync::Condvar::new(),
             #[cfg(loom)]
             lock: loom::sync::Mutex::new(()),
             #[cfg(loom)]
@@ -140,6 +156,25 @@ impl Futex {
         }
     }
 
+    /// Sleeps while the word equals `seen`, for at most about `limit`. May return
+    /// early or spuriously; callers loop and check their deadline.
+    pub(crate) fn wait_timeout(&self, seen: u32, limit: core::time::Duration) {
+        #[cfg(not(loom))]
+        let guard = self
+            .lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        #[cfg(loom)]
+        let guard = self.lock.lock().unwrap();
+        // Checked under the lock, as in the loom half of `wait`.
+        if self.word.load(Ordering::Acquire) == seen {
+            #[cfg(not(loom))]
+            drop(self.sleepers.wait_timeout(guard, limit));
+            #[cfg(loom)]
+            drop(self.sleepers.wait_timeout(guard, limit).unwrap());
+        }
+    }
+
     /// Changes the word, then wakes every thread sleeping on it.
     pub(crate) fn bump_and_wake_all(&self) {
         // Release: a waiter that reads the new value (Acquire, in `load`) sees every
@@ -147,11 +182,61 @@ impl Futex {
         // harmless and keeps the RMW a full edge in loom's model.
         self.word.fetch_add(1, Ordering::AcqRel);
         #[cfg(not(loom))]
-        atomic_wait::wake_all(&self.word);
+        {
+            atomic_wait::wake_all(&self.word);
+            // Timed sleepers: taking the lock after the bump orders it with their check
+            // (see the type's docs).
+            drop(
+                self.lock
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            );
+            self.sleepers.notify_all();
+        }
         #[cfg(loom)]
         {
             drop(self.lock.lock().unwrap());
             self.sleepers.notify_all();
+        }
+    }
+}
+
+/// The end of a timed wait.
+///
+/// Under loom time does not pass: a zero timeout has run out from the start, and any
+/// other keeps its full length forever (loom's `Condvar::wait_timeout` never times out
+/// either), so the models stay deterministic and still take the timed path.
+#[cfg(feature = "std")]
+pub(crate) struct Deadline {
+    #[cfg(not(loom))]
+    at: Option<std::time::Instant>,
+    #[cfg(loom)]
+    timeout: core::time::Duration,
+}
+
+#[cfg(feature = "std")]
+impl Deadline {
+    /// `timeout` from now. A timeout too long to represent never runs out.
+    pub(crate) fn after(timeout: core::time::Duration) -> Deadline {
+        Deadline {
+            #[cfg(not(loom))]
+            at: std::time::Instant::now().checked_add(timeout),
+            #[cfg(loom)]
+            timeout,
+        }
+    }
+
+    /// Time left: `Some(ZERO)` once the deadline has passed, `None` for a deadline that
+    /// never comes.
+    pub(crate) fn left(&self) -> Option<core::time::Duration> {
+        #[cfg(not(loom))]
+        {
+            self.at
+                .map(|at| at.saturating_duration_since(std::time::Instant::now()))
+        }
+        #[cfg(loom)]
+        {
+            Some(self.timeout)
         }
     }
 }

@@ -423,6 +423,43 @@ impl<T> Core<T> {
         Ok(index)
     }
 
+    /// Like [`insert`](Self::insert), but takes the slot first and then builds the
+    /// object in it from `f`. On a full pool, `f` comes back un-called.
+    #[inline(always)]
+    fn insert_with<F: FnOnce() -> T>(&self, home: u32, f: F) -> Result<u32, F> {
+        /// Frees the claimed slot if `f` panics (it holds no object then).
+        struct Unclaim<'a, T>(&'a Core<T>, u32);
+        impl<T> Drop for Unclaim<'_, T> {
+            #[cold]
+            fn drop(&mut self) {
+                // SAFETY: the slot was popped by `insert_with` and no object was written.
+                unsafe { self.0.release(self.1) }
+            }
+        }
+
+        let index = match self.free.pop_local(home) {
+            Some(index) => index,
+            None => match self.take_elsewhere(home) {
+                Some(index) => index,
+                None => return Err(f),
+            },
+        };
+        // We own the slot now; the stamp says boxed, as in `insert`.
+        let stamp = self.stamp(index);
+        let old = stamp.load(Ordering::Relaxed);
+        stamp.store(
+            (old & !STATE_MASK).wrapping_add(GENERATION_STEP) | BOXED,
+            Ordering::Relaxed,
+        );
+        let unclaim = Unclaim(self, index);
+        // SAFETY: the slot is ours and holds no object; `MaybeUninit<T>` has `T`'s
+        // layout, so the pointer is valid and aligned for a `T`.
+        self.slot(index)
+            .with_mut(|p| unsafe { p.cast::<T>().write(f()) });
+        core::mem::forget(unclaim);
+        Ok(index)
+    }
+
     /// The slow half of [`insert`](Self::insert): shard `home`'s local list was empty,
     /// so take its remote list, or else steal from the other shards. Reports the pool
     /// full only after a scan during which no chain of freed slots was in transit
@@ -1046,6 +1083,38 @@ impl<'s, T> Pool<'s, T> {
         self.insert_from((shard % shards) as u32, value)
     }
 
+    /// Like [`insert`](Self::insert), but takes a slot first and then builds the object
+    /// in it from `f`, so a large object can be constructed in place (see
+    /// [`ScopeStack`'s notes on in-place construction](crate::ScopeStack#in-place-construction):
+    /// in optimised builds the closure's result is written straight into the slot; in
+    /// debug builds it may pass through the stack).
+    ///
+    /// When the pool is full, `f` is handed back **un-called**: nothing was built, so
+    /// nothing is lost, and the caller may retry with the same closure. If `f` panics,
+    /// the slot goes back to the pool and the panic goes on.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<[u64; 512]>(1);
+    ///     let mut page = pool.insert_with(|| [7; 512]).unwrap_or_else(|_| unreachable!());
+    ///     page[0] = 1;
+    ///     let build = pool.insert_with(|| [9; 512]).err().expect("full");
+    ///     drop(page);
+    ///     assert_eq!(pool.insert_with(build).ok().unwrap()[1], 9); // the same closure
+    /// });
+    /// ```
+    #[inline]
+    pub fn insert_with<F: FnOnce() -> T>(&self, f: F) -> Result<PoolBox<'_, T>, F> {
+        let index = self.core.insert_with(self.core.home_shard(), f)?;
+        Ok(PoolBox {
+            core: NonNull::from(&self.core),
+            index,
+            _borrow: PhantomData,
+        })
+    }
+
     #[inline(always)]
     fn insert_from(&self, home: u32, value: T) -> Result<PoolBox<'_, T>, T> {
         let index = self.core.insert(home, value)?;
@@ -1094,6 +1163,67 @@ impl<'s, T> Pool<'s, T> {
                 .all(|shard| matches!(free.announce_waiter(shard), free_list::Announce::Sleep));
             if all_marked {
                 self.core.futex.wait(seen);
+            }
+        }
+    }
+
+    /// Like [`insert_wait`](Self::insert_wait), but gives up after about `timeout`:
+    /// the value comes back if no slot could be had by then.
+    ///
+    /// The thread sleeps (it does not spin) and wakes when any slot of any shard is
+    /// freed, as in `insert_wait`; no wake-up is lost, so it returns as soon as it
+    /// gets a slot, long before the timeout if one frees early. It sleeps at most about
+    /// `timeout` in all (plus the scheduler's wake-up latency), trying once more at
+    /// the end. A zero timeout is one [`insert`](Self::insert). Timed sleeps use std's
+    /// `Mutex` + `Condvar::wait_timeout` (see the `Futex` notes in the source), so a
+    /// free that wakes waiters takes one more uncontended lock. Requires the `std`
+    /// feature.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// use std::time::{Duration, Instant};
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = &*level.new_pool::<u32>(1);
+    ///     let held = pool.insert(1).unwrap();
+    ///     // Nobody frees: the value comes back after about 20 ms.
+    ///     let started = Instant::now();
+    ///     assert_eq!(pool.insert_wait_timeout(2, Duration::from_millis(20)).err(), Some(2));
+    ///     assert!(started.elapsed() >= Duration::from_millis(20));
+    ///     std::thread::scope(|s| {
+    ///         let waiter = s.spawn(|| pool.insert_wait_timeout(3, Duration::from_secs(60)).map(|b| *b));
+    ///         std::thread::sleep(Duration::from_millis(10));
+    ///         drop(held); // wakes the waiter long before its minute is up
+    ///         assert_eq!(waiter.join().unwrap(), Ok(3));
+    ///     });
+    /// });
+    /// ```
+    #[cfg(feature = "std")]
+    pub fn insert_wait_timeout(
+        &self,
+        mut value: T,
+        timeout: core::time::Duration,
+    ) -> Result<PoolBox<'_, T>, T> {
+        let deadline = crate::sync::Deadline::after(timeout);
+        loop {
+            match self.insert(value) {
+                Ok(b) => return Ok(b),
+                Err(v) => value = v,
+            }
+            let left = deadline.left();
+            if left.is_some_and(|left| left.is_zero()) {
+                return Err(value);
+            }
+            // As in `insert_wait`: read the futex, then announce on every shard.
+            let seen = self.core.futex.load();
+            let free = &self.core.free;
+            let all_marked = (0..free.shards())
+                .all(|shard| matches!(free.announce_waiter(shard), free_list::Announce::Sleep));
+            if all_marked {
+                match left {
+                    Some(left) => self.core.futex.wait_timeout(seen, left),
+                    None => self.core.futex.wait(seen),
+                }
             }
         }
     }
