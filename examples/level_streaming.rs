@@ -162,7 +162,7 @@ struct FrameBarrier {
 }
 
 impl FrameBarrier {
-    /// Spins before sleeping; roughly a few microseconds.
+    /// Spins before sleeping: some tens of microseconds, longer than a frame's work.
     const SPINS: u32 = 1_000;
 
     fn new(threads: usize) -> Self {
@@ -307,6 +307,7 @@ fn main() -> Result<(), scope_stack::AllocError> {
                                 level_nanos.store(level_start.elapsed().as_nanos() as u64, Ordering::Relaxed);
                             }
                             waiting.fetch_add(waited.as_nanos() as u64, Ordering::Relaxed);
+                            barrier.wait(); // worker 0 has printed the last progress line
                             // Despawn what is left (the level unwind would drop it too).
                             let left = me.enemies.len() + me.projectiles.len() + me.sounds.len();
                             black_box(left)
