@@ -518,10 +518,10 @@ fn run(
                         .map(|p| p.as_ptr() as *const u8),
                     2 => scope
                         .try_alloc_slice_copy(&vec![0x5au8; size])
-                        .map(|s| s.as_ptr() as *const u8),
+                        .map(|s| s.as_ptr()),
                     _ => scope
                         .try_alloc_str(&"z".repeat(size))
-                        .map(|s| s.as_ptr() as *const u8),
+                        .map(|s| s.as_ptr()),
                 };
                 match result {
                     Ok(p) => {
