@@ -519,9 +519,7 @@ fn run(
                     2 => scope
                         .try_alloc_slice_copy(&vec![0x5au8; size])
                         .map(|s| s.as_ptr()),
-                    _ => scope
-                        .try_alloc_str(&"z".repeat(size))
-                        .map(|s| s.as_ptr()),
+                    _ => scope.try_alloc_str(&"z".repeat(size)).map(|s| s.as_ptr()),
                 };
                 match result {
                     Ok(p) => {
