@@ -107,7 +107,7 @@ fn run(levels: &[&dyn Level], ops: &[Op], at: &mut usize, m: &mut Model) {
                     run(&next, ops, at, m);
                 };
                 match op {
-                    Op::Scratch => scratch(|inner| body(&**inner)),
+                    Op::Scratch => scratch(|inner| body(inner)),
                     Op::ScratchFor(i) => {
                         let caller = levels[*i as usize % levels.len()];
                         let before = levels.len();
