@@ -234,6 +234,35 @@ fn one_shard_many_threads() {
     stress(2, 32, 1, 20, true);
 }
 
+// Every thread count (2, 4, 8) on the two-core CI machine, with and without frees from
+// other threads.
+
+#[test]
+fn two_threads_two_shards_fill_and_steal() {
+    stress(2, 32, 2, 20, false);
+}
+
+#[test]
+fn two_threads_free_into_each_others_shards() {
+    stress(2, 32, 2, 20, true);
+}
+
+#[test]
+fn four_threads_one_shard() {
+    stress(4, 32, 1, 12, false);
+}
+
+#[test]
+fn eight_threads_free_into_each_others_shards() {
+    // 8 threads on 2 cores: a thread is often preempted halfway through a free or steal.
+    stress(8, 64, 8, 12, true);
+}
+
+#[test]
+fn eight_threads_one_shard() {
+    stress(8, 64, 1, 12, true);
+}
+
 #[test]
 fn waiters_on_a_tiny_pool_all_finish() {
     let rounds = if cfg!(miri) { 50 } else { 100_000 };
