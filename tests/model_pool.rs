@@ -8,7 +8,7 @@
 //! an operation needs `&mut Pool`) each held box is either dropped or turned into a
 //! handle, as chosen when it was made.
 //!
-//! Cases: `PROPTEST_CASES` (proptest reads it; 256 when unset), 16 under Miri. The
+//! Cases: `PROPTEST_CASES` (proptest reads it; 256 when unset), 6 under Miri. The
 //! release CI step runs 10,000.
 
 use std::cell::Cell;
@@ -110,7 +110,7 @@ fn config() -> ProptestConfig {
         ..ProptestConfig::default()
     };
     if cfg!(miri) {
-        config.cases = 16;
+        config.cases = 6;
     }
     config
 }

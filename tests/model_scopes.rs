@@ -7,7 +7,7 @@
 //! recursive function: `Open` runs the rest of the list inside a child scope until the
 //! matching `Close` (or the end of the list, which closes everything).
 //!
-//! Cases: `PROPTEST_CASES` (proptest reads it; 256 when unset), 16 under Miri. The
+//! Cases: `PROPTEST_CASES` (proptest reads it; 256 when unset), 6 under Miri. The
 //! release CI step runs 10,000.
 
 use std::alloc::Layout;
@@ -88,7 +88,7 @@ fn config() -> ProptestConfig {
         ..ProptestConfig::default()
     };
     if cfg!(miri) {
-        config.cases = 16;
+        config.cases = 6;
     }
     config
 }
