@@ -9,42 +9,38 @@
 //! lost wake-up (every thread blocked: loom reports a deadlock).
 #![cfg(loom)]
 
+#[path = "common/loom_pool.rs"]
+mod loom_pool;
+
 use loom::thread;
-use scope_stack::{LinearAllocator, Pool, PoolBox};
+use loom_pool::{model, with_loom_pool};
+use scope_stack::{Pool, PoolBox};
 
 /// Runs `f` with a fresh pool of `capacity` slots (one shard: loom's pools are small).
 fn with_pool(capacity: usize, f: impl FnOnce(&'static Pool<'static, u32>)) {
     with_sharded_pool(capacity, 1, f)
 }
 
-/// Runs `f` with a fresh pool of `capacity` slots in `shards` shards. Under loom every
-/// thread's home shard is 0; `insert_in_shard` starts elsewhere.
+/// Runs `f` with a fresh pool of `capacity` slots in `shards` shards, then checks that
+/// every slot is free exactly once.
 fn with_sharded_pool(capacity: usize, shards: usize, f: impl FnOnce(&'static Pool<'static, u32>)) {
-    let mut memory = LinearAllocator::with_capacity(8192).unwrap();
-    memory.scope("loom", |scope| {
-        let pool: &Pool<'_, u32> = scope.new_pool_with_shards::<u32>(capacity, shards);
-        assert_eq!(pool.shard_count(), shards);
-        // SAFETY: `f` joins every thread it spawns before returning, and the pool
-        // outlives this closure; the `'static` is never observed past it.
-        let pool: &'static Pool<'static, u32> =
-            unsafe { &*(pool as *const Pool<'_, u32>).cast::<Pool<'static, u32>>() };
-        f(pool);
-        assert_eq!(pool.len(), 0);
-        // Every slot is free exactly once: the pool fills to capacity and no further.
-        let all: Vec<_> = (0..capacity)
-            .map(|i| pool.insert(i as u32).unwrap())
-            .collect();
-        assert!(pool.insert(99).is_err());
-        drop(all);
-    });
-}
-
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(3);
-    }
-    builder.check(f);
+    with_loom_pool(
+        capacity,
+        shards,
+        |pool| {
+            assert_eq!(pool.shard_count(), shards);
+            f(pool)
+        },
+        |pool| {
+            assert_eq!(pool.len(), 0);
+            // Every slot is free exactly once: the pool fills to capacity and no further.
+            let all: Vec<_> = (0..capacity)
+                .map(|i| pool.insert(i as u32).unwrap())
+                .collect();
+            assert!(pool.insert(99).is_err());
+            drop(all);
+        },
+    );
 }
 
 #[test]

@@ -11,30 +11,17 @@
 
 use std::time::Duration;
 
+#[path = "common/loom_pool.rs"]
+mod loom_pool;
+
 use loom::thread;
-use scope_stack::{LinearAllocator, Pool};
+use loom_pool::{model, with_loom_pool};
+use scope_stack::Pool;
 
 /// Runs `f` with a fresh pool of `capacity` slots in `shards` shards (under loom every
 /// thread's home shard is 0).
 fn with_pool(capacity: usize, shards: usize, f: impl FnOnce(&'static Pool<'static, u32>)) {
-    let mut memory = LinearAllocator::with_capacity(8192).unwrap();
-    memory.scope("loom", |scope| {
-        let pool: &Pool<'_, u32> = scope.new_pool_with_shards::<u32>(capacity, shards);
-        // SAFETY: `f` joins every thread it spawns before returning, and the pool
-        // outlives this closure; the `'static` is never observed past it.
-        let pool: &'static Pool<'static, u32> =
-            unsafe { &*(pool as *const Pool<'_, u32>).cast::<Pool<'static, u32>>() };
-        f(pool);
-        assert_eq!(pool.len(), 0);
-    });
-}
-
-fn model(f: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(3);
-    }
-    builder.check(f);
+    with_loom_pool(capacity, shards, f, |pool| assert_eq!(pool.len(), 0));
 }
 
 /// A timed waiter on a full one-shard pool gets the slot that another thread frees.

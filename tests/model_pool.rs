@@ -16,6 +16,10 @@ use std::collections::HashMap;
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
+
+#[path = "common/proptest_config.rs"]
+mod proptest_config;
+use proptest_config::config;
 use scope_stack::{Handle, LinearAllocator, Pool, PoolBox};
 
 thread_local! {
@@ -102,17 +106,6 @@ fn needs_mut(op: &Op) -> bool {
         op,
         Op::GetMut(..) | Op::Remove(_) | Op::RemoveForeign(_) | Op::RetainBelow(_) | Op::IterMut(_)
     )
-}
-
-fn config() -> ProptestConfig {
-    let mut config = ProptestConfig {
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    };
-    if cfg!(miri) {
-        config.cases = 6;
-    }
-    config
 }
 
 fn max_ops() -> usize {

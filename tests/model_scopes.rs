@@ -16,6 +16,10 @@ use std::rc::Rc;
 
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
+
+#[path = "common/proptest_config.rs"]
+mod proptest_config;
+use proptest_config::config;
 use scope_stack::{AllocError, AllocErrorKind, LinearAllocator, ScopeStack, MAX_ALIGN};
 
 /// Scope names by depth (the root is depth 0).
@@ -80,17 +84,6 @@ fn op() -> impl Strategy<Value = Op> {
             .prop_map(|(align_log2, delta, form)| Op::Edge { align_log2, delta, form }),
         1 => prop::collection::vec(vec_op(), 0..24).prop_map(Op::Vec),
     ]
-}
-
-fn config() -> ProptestConfig {
-    let mut config = ProptestConfig {
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    };
-    if cfg!(miri) {
-        config.cases = 6;
-    }
-    config
 }
 
 fn max_ops() -> usize {

@@ -1,0 +1,36 @@
+//! Shared by the loom models of the pool: a pool in a scope, lent to a model as
+//! `'static` (loom's threads need `'static` data), and the model checker's settings.
+
+use loom::model::Builder;
+use scope_stack::{LinearAllocator, Pool};
+
+/// Runs `f` with a fresh pool of `capacity` slots in `shards` shards, then `after`
+/// (still inside the pool's scope). Under loom every thread's home shard is 0;
+/// `insert_in_shard` starts elsewhere.
+pub fn with_loom_pool(
+    capacity: usize,
+    shards: usize,
+    f: impl FnOnce(&'static Pool<'static, u32>),
+    after: impl FnOnce(&'static Pool<'static, u32>),
+) {
+    let mut memory = LinearAllocator::with_capacity(8192).unwrap();
+    memory.scope("loom", |scope| {
+        let pool: &Pool<'_, u32> = scope.new_pool_with_shards::<u32>(capacity, shards);
+        // SAFETY: `f` joins every thread it spawns before returning, and the pool
+        // outlives this closure; the `'static` is never observed past it.
+        let pool: &'static Pool<'static, u32> =
+            unsafe { &*(pool as *const Pool<'_, u32>).cast::<Pool<'static, u32>>() };
+        f(pool);
+        after(pool);
+    });
+}
+
+/// Checks `f` under loom, with a preemption bound of 3 unless `LOOM_MAX_PREEMPTIONS`
+/// sets one.
+pub fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(3);
+    }
+    builder.check(f);
+}
