@@ -10,8 +10,9 @@
 //!
 //! Invariants this module keeps:
 //! - `cur <= limit <= block end` while the cursor is active; a suspended cursor has
-//!   `limit == 0` and `suspended == true`, and its `cur` is where the interrupting scope
-//!   began (so nothing it handed out is above that point).
+//!   `limit == 0` (which no real limit is: the block's addresses are non-zero), and its
+//!   `cur` is where the interrupting scope began (so nothing it handed out is above that
+//!   point).
 //! - Pointers are made from `base` (the block's provenance) with `with_addr`.
 //! - With `align <= MAX_ALIGN` and `size <= MAX_ALIGN`, `cur + (align - 1) + size` cannot
 //!   overflow, because the block ends at least `2 * MAX_ALIGN` below `usize::MAX`.
@@ -19,28 +20,49 @@
 use core::cell::Cell;
 use core::ptr::NonNull;
 
-use crate::linear::MAX_ALIGN;
+use crate::linear::{LinearAllocator, MAX_ALIGN};
 
 /// One bump pointer with its limit.
 pub(crate) struct Cursor {
     /// Pointer with the provenance of the whole block.
     base: NonNull<u8>,
+    /// The block this cursor belongs to, for the slow paths of the scopes that allocate
+    /// through it (errors, reports). Set from a shared borrow of the block when the
+    /// cursor's outermost scope opens; valid while any scope on the cursor lives.
+    owner: Cell<NonNull<LinearAllocator>>,
     /// Address of the next free byte.
     cur: Cell<usize>,
-    /// Address past which allocation fails (0 while suspended).
+    /// Address past which allocation fails; 0 while suspended (a real limit is an
+    /// address inside or at the end of the block, never 0).
     limit: Cell<usize>,
-    /// Whether a nested scope on a shared block has interrupted this cursor.
-    suspended: Cell<bool>,
 }
 
 impl Cursor {
-    pub(crate) fn new(base: NonNull<u8>, cur: usize, limit: usize) -> Cursor {
+    pub(crate) fn new(
+        base: NonNull<u8>,
+        owner: NonNull<LinearAllocator>,
+        cur: usize,
+        limit: usize,
+    ) -> Cursor {
         Cursor {
             base,
+            owner: Cell::new(owner),
             cur: Cell::new(cur),
             limit: Cell::new(limit),
-            suspended: Cell::new(false),
         }
+    }
+
+    /// The block this cursor belongs to, as last set (see [`set_owner`](Self::set_owner)).
+    #[inline]
+    pub(crate) fn owner(&self) -> NonNull<LinearAllocator> {
+        self.owner.get()
+    }
+
+    /// Records the block that owns this cursor (the root cursor, on each outermost
+    /// scope: the block may have moved since the last one).
+    #[inline]
+    pub(crate) fn set_owner(&self, owner: NonNull<LinearAllocator>) {
+        self.owner.set(owner);
     }
 
     /// Address of the next free byte.
@@ -62,21 +84,20 @@ impl Cursor {
 
     /// Whether a nested scope on a shared block has interrupted this cursor.
     pub(crate) fn is_suspended(&self) -> bool {
-        self.suspended.get()
+        self.limit.get() == 0
     }
 
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     /// Stops all allocation through this cursor; returns the limit to restore.
     pub(crate) fn suspend(&self) -> usize {
-        debug_assert!(!self.suspended.get());
-        self.suspended.set(true);
+        debug_assert!(!self.is_suspended());
         self.limit.replace(0)
     }
 
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     /// Undoes [`suspend`](Self::suspend).
     pub(crate) fn resume(&self, limit: usize) {
-        self.suspended.set(false);
+        debug_assert!(limit != 0);
         self.limit.set(limit);
     }
 

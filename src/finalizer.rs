@@ -21,9 +21,12 @@
 //!   as it does everywhere in Rust.
 //! - Records are only read and written through raw pointers that carry the block's
 //!   provenance; no reference to a record is ever made.
+//! - A chain's count and head-run type are initialised exactly while it has a head; an
+//!   empty chain is one `None` word.
 
 use core::any::TypeId;
-use core::mem::{align_of, size_of};
+use core::cell::Cell;
+use core::mem::{align_of, size_of, MaybeUninit};
 use core::ptr::{self, NonNull};
 
 /// One link of the chain: how to destroy the value that follows, and the next record.
@@ -239,36 +242,50 @@ pub(crate) unsafe fn write_slice_record<T>(record: NonNull<u8>, len: usize) -> N
 }
 
 /// The head of one scope's chain. Not `Clone`: one owner walks it once.
+///
+/// Opening a scope writes only `head` (`None`): `len` and `run_type` are meaningful only
+/// while `head` is `Some`, and the first [`link`](Chain::link) writes them. An empty
+/// scope's record then costs one word instead of four. `repr(C)` keeps `head` first (see
+/// `ScopeInfo`).
+#[repr(C)]
 pub(crate) struct Chain {
-    head: core::cell::Cell<Option<NonNull<Finalizer>>>,
-    len: core::cell::Cell<usize>,
-    /// The type of the head record's run, when the head is a run record.
-    run_type: core::cell::Cell<Option<TypeId>>,
+    head: Cell<Option<NonNull<Finalizer>>>,
+    /// Values linked so far (a run counts each of its values). Initialised while `head`
+    /// is `Some`.
+    len: Cell<MaybeUninit<usize>>,
+    /// The type of the head record's run, when the head is a run record. Initialised
+    /// while `head` is `Some`.
+    run_type: Cell<MaybeUninit<Option<TypeId>>>,
 }
 
 impl Chain {
     pub(crate) const fn new() -> Chain {
         Chain {
-            head: core::cell::Cell::new(None),
-            len: core::cell::Cell::new(0),
-            run_type: core::cell::Cell::new(None),
+            head: Cell::new(None),
+            len: Cell::new(MaybeUninit::uninit()),
+            run_type: Cell::new(MaybeUninit::uninit()),
         }
     }
 
-    /// Number of records linked so far.
+    /// Number of values linked so far (a run counts each of its values, a slice once).
     pub(crate) fn len(&self) -> usize {
-        self.len.get()
+        match self.head.get() {
+            // SAFETY: `len` is initialised while the chain has a head (type invariant).
+            Some(_) => unsafe { self.len.get().assume_init() },
+            None => 0,
+        }
     }
 
     /// If the newest record is a run of `T` whose end is `at`, returns that end: the
     /// next `T` may be placed there with [`grow_run`](Self::grow_run).
     #[inline]
     pub(crate) fn run_end<T: 'static>(&self, at: usize) -> Option<usize> {
-        if self.run_type.get() != Some(TypeId::of::<T>()) {
+        let head = self.head.get()?;
+        // SAFETY: `run_type` is initialised while the chain has a head (type invariant).
+        if unsafe { self.run_type.get().assume_init() } != Some(TypeId::of::<T>()) {
             return None;
         }
-        let head = self.head.get()?;
-        // SAFETY: `run_type` is set only while the head is a run record of `T` (see
+        // SAFETY: `run_type` is `Some(T)` only while the head is a run record of `T` (see
         // `link_run`), and linked records are valid.
         unsafe {
             let rec = head.cast::<RunFinalizer>().as_ptr();
@@ -287,7 +304,7 @@ impl Chain {
     pub(crate) unsafe fn link_run<T: 'static>(&self, record: NonNull<u8>) {
         // SAFETY: forwarded from the caller.
         unsafe { self.link(record) };
-        self.run_type.set(Some(TypeId::of::<T>()));
+        self.run_type.set(MaybeUninit::new(Some(TypeId::of::<T>())));
     }
 
     /// Counts one more value in the newest record, a run of `T` (see `run_end`), whose
@@ -302,7 +319,9 @@ impl Chain {
             let rec = head.cast::<RunFinalizer>().as_ptr();
             // SAFETY: per the caller the head is a run record we may update.
             unsafe { (*rec).len += 1 };
-            self.len.set(self.len.get() + 1);
+            // SAFETY: the chain has a head, so `len` is initialised (type invariant).
+            let len = unsafe { self.len.get().assume_init() };
+            self.len.set(MaybeUninit::new(len + 1));
         }
     }
 
@@ -326,11 +345,17 @@ impl Chain {
     #[inline]
     pub(crate) unsafe fn link(&self, record: NonNull<u8>) {
         let rec = record.cast::<Finalizer>();
+        let old = self.head.get();
         // SAFETY: per the caller, `rec` is a written record we may update.
-        unsafe { ptr::addr_of_mut!((*rec.as_ptr()).next).write(self.head.get()) };
+        unsafe { ptr::addr_of_mut!((*rec.as_ptr()).next).write(old) };
+        let len = match old {
+            // SAFETY: `len` is initialised while the chain has a head (type invariant).
+            Some(_) => 1 + unsafe { self.len.get().assume_init() },
+            None => 1,
+        };
         self.head.set(Some(rec));
-        self.run_type.set(None);
-        self.len.set(self.len.get() + 1);
+        self.run_type.set(MaybeUninit::new(None));
+        self.len.set(MaybeUninit::new(len));
     }
 
     /// Runs every linked finalizer, newest first, and empties the chain.
@@ -339,12 +364,12 @@ impl Chain {
     /// Every linked value is still alive and nothing will use it again.
     #[inline]
     pub(crate) unsafe fn run_all(&self) {
-        let Some(head) = self.head.take() else {
+        // An empty chain (the usual case for a short scope) is left untouched: no store.
+        let Some(head) = self.head.get() else {
             return;
         };
-        self.run_type.set(None);
+        self.head.set(None);
         let head = Some(head);
-        self.len.set(0);
         // SAFETY: forwarded from the caller; the head was taken, so no record runs twice.
         unsafe { run_from(head) }
     }

@@ -182,7 +182,7 @@ impl LinearAllocator {
             base,
             start,
             end,
-            root: Cursor::new(base, start, end),
+            root: Cursor::new(base, NonNull::dangling(), start, end),
             active: Cell::new(None),
             innermost: Cell::new(None),
             high_water: Cell::new(start),
@@ -282,6 +282,7 @@ impl LinearAllocator {
         f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
     ) -> R {
         let this: &LinearAllocator = self;
+        this.root.set_owner(NonNull::from(this));
         run_scope(this, &this.root, name, None, f)
     }
 
@@ -311,7 +312,7 @@ impl LinearAllocator {
         }
 
         let outer = self.active_cursor();
-        let cursor = Cursor::new(self.base, outer.cur(), outer.limit());
+        let cursor = Cursor::new(self.base, NonNull::from(self), outer.cur(), outer.limit());
         let _resume = Resume {
             alloc: self,
             outer,
@@ -390,8 +391,11 @@ impl LinearAllocator {
     pub(crate) fn rewind(&self, cursor: &Cursor, to: usize) {
         let cur = cursor.cur();
         debug_assert!(to >= self.start && to <= cur);
-        self.high_water
-            .set(self.high_water.get().max(self.allocated_to(cur)));
+        // A new peak is rare once a program has warmed up: test, and store only then.
+        let used_to = self.allocated_to(cur);
+        if used_to > self.high_water.get() {
+            self.high_water.set(used_to);
+        }
         cursor.set_cur(to);
     }
 

@@ -156,7 +156,7 @@ impl LinearAllocator {
                 .for_each_record(|addr| finalizer_offsets.push(self.offset_of(addr)));
             finalizer_offsets.reverse();
             let mut pools = Vec::new();
-            let mut link = info.pools.get();
+            let mut link = info.pools();
             while let Some(l) = link {
                 // SAFETY: pool links live in this scope's memory and stay valid while the
                 // scope is live (see `ScopeInfo::add_pool`).
@@ -184,7 +184,7 @@ impl LinearAllocator {
                 inclusive_bytes: end.saturating_sub(start),
                 finalizers: info.chain.len(),
                 finalizer_offsets,
-                budget: info.budget,
+                budget: info.budget(),
                 pools,
             });
         });

@@ -31,7 +31,7 @@ use crate::cursor::Cursor;
 use crate::error::{AllocError, AllocErrorKind, AllocErrorWith};
 use crate::finalizer::{self, ObjectLayout, RunLayout, SliceLayout};
 use crate::linear::{LinearAllocator, MAX_ALIGN};
-use crate::scope_info::ScopeInfo;
+use crate::scope_info::{Extras, ScopeInfo};
 
 /// One scope: everything allocated through it lives until it unwinds.
 ///
@@ -118,8 +118,8 @@ use crate::scope_info::ScopeInfo;
 /// });
 /// ```
 pub struct ScopeStack<'s> {
-    alloc: &'s LinearAllocator,
     /// The bump cursor this scope allocates through (shared with its borrow-children).
+    /// It also knows the block ([`Cursor::owner`]), so the handle is two words.
     cursor: &'s Cursor,
     /// This scope's record in the block's list of live scopes (name, start, finalizer
     /// chain, budget, pools). It lives in the frame of the call that opened the scope.
@@ -192,44 +192,58 @@ impl fmt::Debug for Scope<'_, '_> {
     }
 }
 
-/// Rewinds the block, restores the limit and unlinks the scope when dropped, even while
-/// a finalizer's panic unwinds.
-struct RewindOnDrop<'a> {
+/// Closes a scope when dropped, even while the closure (or a finalizer) panics: runs the
+/// finalizer chain, then rewinds the block, restores the limit a budget lowered and
+/// unlinks the record.
+///
+/// It lives in the frame of [`run_scope`], not in the handle the closure borrows, and
+/// keeps its own copies of the start, the parent record and the saved limit. The close
+/// path then reads nothing back from the record except the chain head, so opening and
+/// closing a scope passes each value through memory at most once per scope (the
+/// record's copies exist for reports and diagnostics).
+struct CloseScope<'a> {
     alloc: &'a LinearAllocator,
     cursor: &'a Cursor,
     info: &'a ScopeInfo,
+    /// Where the scope began (its rewind point).
+    start: usize,
+    /// The record that was innermost when the scope opened.
+    parent: Option<NonNull<ScopeInfo>>,
+    /// The cursor limit to restore, when a budget lowered it.
+    saved_limit: Option<usize>,
 }
 
-impl Drop for RewindOnDrop<'_> {
+impl Drop for CloseScope<'_> {
     #[inline]
     fn drop(&mut self) {
-        #[cfg(feature = "debug-fill")]
-        crate::debug_fill::released(self.cursor, self.info.start);
-        self.alloc.rewind(self.cursor, self.info.start);
-        let saved = self.info.saved_limit.get();
-        if saved != 0 {
-            self.cursor.set_limit(saved);
+        /// The rewind half, so it also runs when a finalizer panics.
+        struct Rewind<'b>(&'b CloseScope<'b>);
+        impl Drop for Rewind<'_> {
+            #[inline]
+            fn drop(&mut self) {
+                let close = self.0;
+                #[cfg(feature = "debug-fill")]
+                crate::debug_fill::released(close.cursor, close.start);
+                close.alloc.rewind(close.cursor, close.start);
+                if let Some(limit) = close.saved_limit {
+                    close.cursor.set_limit(limit);
+                }
+                close.alloc.set_innermost(close.parent);
+            }
         }
-        self.alloc.set_innermost(self.info.parent);
-    }
-}
-
-impl Drop for ScopeStack<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        let _rewind = RewindOnDrop {
-            alloc: self.alloc,
-            cursor: self.cursor,
-            info: self.info,
-        };
+        let _rewind = Rewind(self);
         // SAFETY: the scope is ending; every reference it handed out carried `'s`, which
         // ends here, so nothing uses the finalized values again. Child scopes are gone
-        // (they borrowed `self` mutably).
+        // (they borrowed the handle mutably), and so is the handle itself (declared
+        // after this guard in `run_scope`).
         unsafe { self.info.chain.run_all() };
     }
 }
 
 /// Opens a scope on `cursor` (applying `budget`), runs `f`, and unwinds the scope.
+///
+/// The scope's record ([`ScopeInfo`]) lives in this frame and is linked as the block's
+/// innermost scope for as long as `f` runs.
 #[inline]
 pub(crate) fn run_scope<'env, R>(
     alloc: &LinearAllocator,
@@ -238,31 +252,42 @@ pub(crate) fn run_scope<'env, R>(
     budget: Option<usize>,
     f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
 ) -> R {
-    let info = ScopeInfo::new(name, cursor.cur(), alloc.innermost(), budget);
-    let mut scope = Scope::new(ScopeStack::open(alloc, cursor, &info));
+    let start = cursor.cur();
+    let parent = alloc.innermost();
+    // A budgeted scope keeps its extras here; the others write no word for them.
+    let mut extras = MaybeUninit::<Extras>::uninit();
+    let extras_ptr = match budget {
+        Some(_) => Some(NonNull::from(&*extras.write(Extras::new(budget)))),
+        None => None,
+    };
+    let info = ScopeInfo::new(name, start, parent, extras_ptr);
+    let mut saved_limit = None;
+    if let Some(budget) = budget {
+        let cap = start.saturating_add(budget);
+        let limit = cursor.limit();
+        if cap < limit {
+            saved_limit = Some(limit);
+            cursor.set_limit(cap);
+        }
+    }
+    alloc.set_innermost(Some(NonNull::from(&info)));
+    let _close = CloseScope {
+        alloc,
+        cursor,
+        info: &info,
+        start,
+        parent,
+        saved_limit,
+    };
+    let mut scope = Scope::new(ScopeStack {
+        cursor,
+        info: &info,
+        _invariant: PhantomData,
+    });
     f(&mut scope)
 }
 
 impl<'s> ScopeStack<'s> {
-    /// Registers `info` as the block's innermost scope and applies its budget.
-    #[inline]
-    fn open(alloc: &'s LinearAllocator, cursor: &'s Cursor, info: &'s ScopeInfo) -> Self {
-        if let Some(budget) = info.budget {
-            let cap = info.start.saturating_add(budget);
-            if cap < cursor.limit() {
-                info.saved_limit.set(cursor.limit());
-                cursor.set_limit(cap);
-            }
-        }
-        alloc.set_innermost(Some(NonNull::from(info)));
-        ScopeStack {
-            alloc,
-            cursor,
-            info,
-            _invariant: PhantomData,
-        }
-    }
-
     /// Opens a child scope with a byte budget: it (and its own children) may allocate at
     /// most `bytes` bytes, counted from where it begins. Going over is an
     /// [`AllocErrorKind::BudgetExceeded`] error naming the scope and its budget, even
@@ -287,7 +312,7 @@ impl<'s> ScopeStack<'s> {
         bytes: usize,
         f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
     ) -> R {
-        run_scope(self.alloc, self.cursor, name, Some(bytes), f)
+        run_scope(self.alloc(), self.cursor, name, Some(bytes), f)
     }
 
     /// Opens a child scope, runs `f` with it, and unwinds it: the child's finalizers run
@@ -317,7 +342,7 @@ impl<'s> ScopeStack<'s> {
         name: &str,
         f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
     ) -> R {
-        run_scope(self.alloc, self.cursor, name, None, f)
+        run_scope(self.alloc(), self.cursor, name, None, f)
     }
 
     // ----- introspection -----
@@ -329,6 +354,7 @@ impl<'s> ScopeStack<'s> {
     /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
     /// memory.scope("systems", |s| assert_eq!(s.name(), "systems"));
     /// ```
+    #[inline]
     pub fn name(&self) -> &'s str {
         // SAFETY: the record lives as long as the scope (`'s`), and so does its name.
         unsafe { &*core::ptr::from_ref(self.info.name()) }
@@ -352,8 +378,18 @@ impl<'s> ScopeStack<'s> {
     /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
     /// memory.scope("a", |a| assert_eq!(a.allocator().capacity(), 64));
     /// ```
+    #[inline]
     pub fn allocator(&self) -> &'s LinearAllocator {
-        self.alloc
+        self.alloc()
+    }
+
+    /// The block, through the cursor (the handle keeps no pointer of its own to it).
+    #[inline]
+    fn alloc(&self) -> &'s LinearAllocator {
+        // SAFETY: the cursor's owner was set from a shared borrow of the block when the
+        // outermost scope on this cursor opened (`LinearAllocator::scope`, or the cursor
+        // was made by `scope_shared`), and that borrow lasts at least as long as `'s`.
+        unsafe { self.cursor.owner().as_ref() }
     }
 
     /// Offset of this scope's start from the start of the block.
@@ -367,7 +403,7 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     pub fn start_offset(&self) -> usize {
-        self.alloc.offset_of(self.info.start)
+        self.alloc().offset_of(self.info.start)
     }
 
     /// Bytes this scope has taken so far (including alignment padding and finalizer
@@ -381,8 +417,9 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!(a.used(), 8);
     /// });
     /// ```
+    #[inline]
     pub fn used(&self) -> usize {
-        self.alloc
+        self.alloc()
             .allocated_to(self.cursor.cur())
             .saturating_sub(self.info.start)
     }
@@ -453,7 +490,7 @@ impl<'s> ScopeStack<'s> {
     /// ```
     #[inline]
     pub fn budget(&self) -> Option<usize> {
-        self.info.budget
+        self.info.budget()
     }
 
     /// Checks a pool's slot count: not 0 and at most `max` (the index width). `per_slot`
@@ -493,6 +530,14 @@ impl<'s> ScopeStack<'s> {
     /// `link.snapshot` may read `link.ptr` until the scope ends.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) unsafe fn register_pool(&self, link: crate::scope_info::PoolLink) {
+        if !self.info.has_extras() {
+            // Most scopes have no extras; this one gets them from its own memory.
+            match self.try_new_pod(crate::scope_info::Extras::new(None)) {
+                // SAFETY: the extras live in this scope's memory, until it ends.
+                Ok(e) => unsafe { self.info.set_extras(NonNull::from(&*e)) },
+                Err(_) => return,
+            }
+        }
         if let Ok(l) = self.try_new_pod(link) {
             // SAFETY: the link lives in this scope's memory; the caller vouches for it.
             unsafe { self.info.add_pool(NonNull::from(l)) };
@@ -512,7 +557,7 @@ impl<'s> ScopeStack<'s> {
             size,
             align,
             self.cursor.remaining(),
-            self.alloc.capacity(),
+            self.alloc().capacity(),
             self.info.name(),
         )
     }
@@ -528,20 +573,20 @@ impl<'s> ScopeStack<'s> {
         let limit = self.cursor.limit();
         let cur = self.cursor.cur();
         let aligned = (cur + (align - 1)) & !(align - 1);
-        let end = self.alloc.end_addr();
+        let end = self.alloc().end_addr();
         let fits_block = aligned <= end && size <= end - aligned;
         if fits_block {
             // A budget binds: name the budgeted scope that set the limit.
             let mut at = Some(self.info);
             while let Some(info) = at {
-                if let Some(budget) = info.budget {
+                if let Some(budget) = info.budget() {
                     if info.start.saturating_add(budget) == limit {
                         return AllocError::in_scope(
                             AllocErrorKind::BudgetExceeded,
                             size,
                             align,
                             limit.saturating_sub(cur),
-                            self.alloc.capacity(),
+                            self.alloc().capacity(),
                             info.name(),
                         )
                         .with_budget(budget);
@@ -552,7 +597,7 @@ impl<'s> ScopeStack<'s> {
             }
         }
         let err = self.error(AllocErrorKind::OutOfMemory, size, align);
-        match self.alloc.largest_scope() {
+        match self.alloc().largest_scope() {
             Some((name, bytes)) if bytes > 0 => err.with_holder(name, bytes),
             _ => err,
         }
@@ -1109,7 +1154,7 @@ impl<'s> ScopeStack<'s> {
     unsafe fn place_with<T>(&self, slot: NonNull<T>, f: impl FnOnce() -> T) -> &'s mut T {
         let to = self.cursor.cur();
         let give_back = GiveBack {
-            alloc: self.alloc,
+            alloc: self.alloc(),
             cursor: self.cursor,
             // A zero-sized `T` took nothing (`from == to`: nothing to give back).
             from: if size_of::<T>() == 0 {
@@ -1404,7 +1449,7 @@ impl<'s> ScopeStack<'s> {
     /// the top and its bytes stay taken until the scope ends, like any hole.
     fn give_back_on_panic(&self, from: usize) -> GiveBack<'s> {
         GiveBack {
-            alloc: self.alloc,
+            alloc: self.alloc(),
             cursor: self.cursor,
             from,
             to: self.cursor.cur(),
@@ -1486,14 +1531,14 @@ impl<'s> ScopeStack<'s> {
         // memory and links no record. Until then `end == claimed == usize::MAX`, which
         // sends the first element to `claim_more`.
         let mut grow = Growing::<T> {
-            alloc: self.alloc,
+            alloc: self.alloc(),
             cursor: self.cursor,
             from: 0,
             first: dangling(align_of::<T>()).cast::<T>(),
             len: 0,
             end: usize::MAX,
             claimed: usize::MAX,
-            outer: self.alloc.reserved_from(),
+            outer: self.alloc().reserved_from(),
         };
         for value in iter.by_ref() {
             if size_of::<T>() == 0 {
@@ -1531,10 +1576,10 @@ impl<'s> ScopeStack<'s> {
         if len != 0 && size_of::<T>() != 0 {
             // Give back the room claimed ahead (if it is still the newest allocation)
             // and count only what was kept.
-            self.alloc
+            self.alloc()
                 .end_reservation(self.cursor, grow.claimed, grow.end, grow.outer);
         } else {
-            self.alloc.set_reserved_from(grow.outer);
+            self.alloc().set_reserved_from(grow.outer);
         }
         core::mem::forget(grow);
         // SAFETY: `len` initialised elements from `first`; when `T` needs drop and `len`
@@ -1613,7 +1658,7 @@ impl<'s> ScopeStack<'s> {
         }
         // Statistics leave out the room claimed ahead (never counted as use or as a
         // high-water mark); they may lag behind the newest elements until the end.
-        self.alloc.set_reserved_from(grow.outer.min(grow.end));
+        self.alloc().set_reserved_from(grow.outer.min(grow.end));
         Ok(())
     }
 
@@ -1906,9 +1951,9 @@ impl<'s> ScopeStack<'s> {
         // Reserve everything up to the limit while user formatting code runs; on a panic
         // the reservation's drop gives it all back. Statistics read meanwhile (`used`,
         // high-water marks, reports) leave the reservation out.
-        let outer = self.alloc.begin_reservation(cursor);
+        let outer = self.alloc().begin_reservation(cursor);
         let mut reservation = Reservation {
-            alloc: self.alloc,
+            alloc: self.alloc(),
             cursor,
             reserved_to: limit,
             keep_to: start,

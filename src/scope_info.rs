@@ -18,6 +18,14 @@ use core::ptr::NonNull;
 use crate::finalizer::Chain;
 
 /// One live scope, as the block sees it.
+///
+/// Opening a scope writes six words here (name, start, parent, an empty chain, no
+/// extras) and closing it reads one (the chain head): the close path keeps its own
+/// copies of what the rewind needs (see `crate::scope::run_scope`).
+///
+/// `repr(C)` puts `extras` right before the chain's head, so the two `None`s an open
+/// writes are one 16-byte store.
+#[repr(C)]
 pub(crate) struct ScopeInfo {
     /// The scope's name; the `str` outlives the scope call.
     name: NonNull<str>,
@@ -25,35 +33,87 @@ pub(crate) struct ScopeInfo {
     pub(crate) start: usize,
     /// The scope that was innermost when this one opened.
     pub(crate) parent: Option<NonNull<ScopeInfo>>,
-    /// Destructors to run when the scope ends.
+    /// The budget and the pools, once the scope has either (most scopes have neither).
+    extras: Cell<Option<NonNull<Extras>>>,
+    /// Destructors to run when the scope ends (its head is the first field).
     pub(crate) chain: Chain,
+}
+
+/// What only some scopes have: a budget, or pools to report.
+///
+/// A budgeted scope keeps it in the frame of its scope call; a scope without a budget
+/// carves it from its own memory when its first pool registers.
+pub(crate) struct Extras {
     /// The byte budget given by `scope_with_budget`, if any.
-    pub(crate) budget: Option<usize>,
-    /// The cursor limit to restore when the scope ends, when a budget lowered it
-    /// (0: nothing to restore; a real limit is never 0 while a scope is open on it).
-    pub(crate) saved_limit: Cell<usize>,
+    budget: Option<usize>,
     /// Pools carved from this scope, newest first (for reports).
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-    pub(crate) pools: Cell<Option<NonNull<PoolLink>>>,
+    pools: Cell<Option<NonNull<PoolLink>>>,
+}
+
+impl Extras {
+    /// Extras with a budget (or none) and no pools yet.
+    #[inline]
+    pub(crate) fn new(budget: Option<usize>) -> Extras {
+        Extras {
+            budget,
+            pools: Cell::new(None),
+        }
+    }
 }
 
 impl ScopeInfo {
+    /// A record with an empty chain. `extras` must outlive the record.
     #[inline]
     pub(crate) fn new(
         name: &str,
         start: usize,
         parent: Option<NonNull<ScopeInfo>>,
-        budget: Option<usize>,
+        extras: Option<NonNull<Extras>>,
     ) -> ScopeInfo {
         ScopeInfo {
             name: NonNull::from(name),
             start,
             parent,
             chain: Chain::new(),
-            budget,
-            saved_limit: Cell::new(0),
-            pools: Cell::new(None),
+            extras: Cell::new(extras),
         }
+    }
+
+    /// The extras, if the scope has any.
+    #[inline]
+    fn extras(&self) -> Option<&Extras> {
+        // SAFETY: `extras` points into the frame of this scope's call or into its own
+        // memory, both valid for as long as this record is.
+        self.extras.get().map(|e| unsafe { &*e.as_ptr() })
+    }
+
+    /// Whether the scope has extras yet (a pool registering first carves them).
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn has_extras(&self) -> bool {
+        self.extras.get().is_some()
+    }
+
+    /// Installs extras carved from this scope's memory.
+    ///
+    /// # Safety
+    /// The scope has none yet, and `extras` stays valid until the scope ends.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) unsafe fn set_extras(&self, extras: NonNull<Extras>) {
+        debug_assert!(self.extras.get().is_none());
+        self.extras.set(Some(extras));
+    }
+
+    /// The byte budget given by `scope_with_budget`, if any.
+    #[inline]
+    pub(crate) fn budget(&self) -> Option<usize> {
+        self.extras().and_then(|e| e.budget)
+    }
+
+    /// The newest pool registered with this scope.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn pools(&self) -> Option<NonNull<PoolLink>> {
+        self.extras().and_then(|e| e.pools.get())
     }
 
     /// 0 for the outermost live scope on the block, 1 for its child, and so on.
@@ -119,15 +179,18 @@ pub(crate) struct PoolLink {
 }
 
 impl ScopeInfo {
-    /// Links a pool's record into this scope's list.
+    /// Links a pool's record into this scope's list. Does nothing if the scope has no
+    /// extras (the caller carves them first; see `ScopeStack::register_pool`).
     ///
     /// # Safety
     /// `link` lives in this scope's memory (or longer), and its pool stays valid (and
     /// readable by `snapshot`) until the scope ends.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) unsafe fn add_pool(&self, link: NonNull<PoolLink>) {
-        // SAFETY: per the caller, `link` is valid for writes and not yet shared.
-        unsafe { (*link.as_ptr()).next = self.pools.get() };
-        self.pools.set(Some(link));
+        if let Some(extras) = self.extras() {
+            // SAFETY: per the caller, `link` is valid for writes and not yet shared.
+            unsafe { (*link.as_ptr()).next = extras.pools.get() };
+            extras.pools.set(Some(link));
+        }
     }
 }
