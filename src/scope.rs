@@ -256,10 +256,7 @@ pub(crate) fn run_scope<'env, R>(
     let parent = alloc.innermost();
     // A budgeted scope keeps its extras here; the others write no word for them.
     let mut extras = MaybeUninit::<Extras>::uninit();
-    let extras_ptr = match budget {
-        Some(_) => Some(NonNull::from(&*extras.write(Extras::new(budget)))),
-        None => None,
-    };
+    let extras_ptr = budget.map(|b| NonNull::from(&*extras.write(Extras::new(Some(b)))));
     let info = ScopeInfo::new(name, start, parent, extras_ptr);
     let mut saved_limit = None;
     if let Some(budget) = budget {
