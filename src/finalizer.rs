@@ -243,19 +243,30 @@ pub(crate) unsafe fn write_slice_record<T>(record: NonNull<u8>, len: usize) -> N
 
 /// The head of one scope's chain. Not `Clone`: one owner walks it once.
 ///
-/// Opening a scope writes only `head` (`None`): `len` and `run_type` are meaningful only
+/// Opening a scope writes only `head` (`None`): the other fields are meaningful only
 /// while `head` is `Some`, and the first [`link`](Chain::link) writes them. An empty
-/// scope's record then costs one word instead of four. `repr(C)` keeps `head` first (see
-/// `ScopeInfo`).
+/// scope's record then costs one word. `repr(C)` keeps `head` first (see `ScopeInfo`).
+///
+/// The newest record may be an *open run*: a run of `T` that can still grow. While it
+/// is open the chain, not the record, knows where it ends (`run_end`), so appending a
+/// value writes the bump pointer and `run_end` and nothing else; the record's count is
+/// written when the run is *sealed*, which happens when another record is linked or the
+/// chain runs. Runs of zero-sized types are never open (their values share one address,
+/// so an end cannot count them); each such value gets its own record.
 #[repr(C)]
 pub(crate) struct Chain {
     head: Cell<Option<NonNull<Finalizer>>>,
-    /// Values linked so far (a run counts each of its values). Initialised while `head`
-    /// is `Some`.
+    /// Values in the sealed records (a run counts each of its values, a slice once).
+    /// Initialised while `head` is `Some`.
     len: Cell<MaybeUninit<usize>>,
-    /// The type of the head record's run, when the head is a run record. Initialised
-    /// while `head` is `Some`.
+    /// `Some(T)` while the head record is an open run of `T`. Initialised while `head`
+    /// is `Some`.
     run_type: Cell<MaybeUninit<Option<TypeId>>>,
+    /// The open run's end, first value and value size (all addresses and bytes).
+    /// Initialised while `run_type` is `Some`.
+    run_end: Cell<MaybeUninit<usize>>,
+    run_first: Cell<MaybeUninit<usize>>,
+    run_size: Cell<MaybeUninit<usize>>,
 }
 
 impl Chain {
@@ -264,6 +275,21 @@ impl Chain {
             head: Cell::new(None),
             len: Cell::new(MaybeUninit::uninit()),
             run_type: Cell::new(MaybeUninit::uninit()),
+            run_end: Cell::new(MaybeUninit::uninit()),
+            run_first: Cell::new(MaybeUninit::uninit()),
+            run_size: Cell::new(MaybeUninit::uninit()),
+        }
+    }
+
+    /// The open run's values so far, or `None` when the head is not an open run.
+    fn open_run_len(&self) -> Option<usize> {
+        self.head.get()?;
+        // SAFETY: `run_type` is initialised while the chain has a head, and the run
+        // fields while it is `Some` (type invariant). An open run's size is non-zero.
+        unsafe {
+            self.run_type.get().assume_init()?;
+            let bytes = self.run_end.get().assume_init() - self.run_first.get().assume_init();
+            Some(bytes / self.run_size.get().assume_init())
         }
     }
 
@@ -271,58 +297,78 @@ impl Chain {
     pub(crate) fn len(&self) -> usize {
         match self.head.get() {
             // SAFETY: `len` is initialised while the chain has a head (type invariant).
-            Some(_) => unsafe { self.len.get().assume_init() },
+            Some(_) => self.open_run_len().unwrap_or(0) + unsafe { self.len.get().assume_init() },
             None => 0,
         }
     }
 
-    /// If the newest record is a run of `T` whose end is `at`, returns that end: the
-    /// next `T` may be placed there with [`grow_run`](Self::grow_run).
-    #[inline]
-    pub(crate) fn run_end<T: 'static>(&self, at: usize) -> Option<usize> {
-        let head = self.head.get()?;
-        // SAFETY: `run_type` is initialised while the chain has a head (type invariant).
-        if unsafe { self.run_type.get().assume_init() } != Some(TypeId::of::<T>()) {
-            return None;
-        }
-        // SAFETY: `run_type` is `Some(T)` only while the head is a run record of `T` (see
-        // `link_run`), and linked records are valid.
-        unsafe {
-            let rec = head.cast::<RunFinalizer>().as_ptr();
-            let len = ptr::read(ptr::addr_of!((*rec).len));
-            let end = head.as_ptr().addr() + RunLayout::<T>::VALUE_OFFSET + len * size_of::<T>();
-            (end == at).then_some(end)
+    /// Writes the open run's count into its record and closes it, so nothing more is
+    /// appended and the record can run.
+    fn seal(&self) {
+        if let (Some(n), Some(head)) = (self.open_run_len(), self.head.get()) {
+            // SAFETY: the head is an open run, so a `RunFinalizer` we may update; `len`
+            // is initialised while the chain has a head.
+            unsafe {
+                ptr::addr_of_mut!((*head.cast::<RunFinalizer>().as_ptr()).len).write(n);
+                self.len
+                    .set(MaybeUninit::new(self.len.get().assume_init() + n));
+            }
+            self.run_type.set(MaybeUninit::new(None));
         }
     }
 
+    /// If the newest record is an open run of `T` that ends at `at`, returns `at`: the
+    /// next `T` may be placed there with [`grow_run`](Self::grow_run).
+    #[inline]
+    pub(crate) fn run_end<T: 'static>(&self, at: usize) -> Option<usize> {
+        self.head.get()?;
+        // SAFETY: `run_type` is initialised while the chain has a head, and `run_end`
+        // while `run_type` is `Some` (type invariant).
+        unsafe {
+            let open = self.run_type.get().assume_init()?;
+            if self.run_end.get().assume_init() != at || open != TypeId::of::<T>() {
+                return None;
+            }
+        }
+        Some(at)
+    }
+
     /// Links a run record of `T` written by [`write_run_record`]; its first value is
-    /// initialised.
+    /// initialised. The run stays open for more values unless `T` is zero-sized.
     ///
     /// # Safety
     /// As [`link`](Self::link), for a run record of `T`.
     #[inline]
     pub(crate) unsafe fn link_run<T: 'static>(&self, record: NonNull<u8>) {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.link(record) };
+        if size_of::<T>() == 0 {
+            // A run of one, sealed at once: the record already says `len: 1`.
+            // SAFETY: forwarded from the caller.
+            return unsafe { self.link(record) };
+        }
+        // SAFETY: forwarded from the caller; the count of 1 is not counted in `len`
+        // (the open run counts its values itself), so take it back.
+        unsafe {
+            self.link(record);
+            self.len
+                .set(MaybeUninit::new(self.len.get().assume_init() - 1));
+        }
+        let first = record.as_ptr().addr() + RunLayout::<T>::VALUE_OFFSET;
+        self.run_first.set(MaybeUninit::new(first));
+        self.run_end.set(MaybeUninit::new(first + size_of::<T>()));
+        self.run_size.set(MaybeUninit::new(size_of::<T>()));
         self.run_type.set(MaybeUninit::new(Some(TypeId::of::<T>())));
     }
 
-    /// Counts one more value in the newest record, a run of `T` (see `run_end`), whose
-    /// new last value has just been written.
+    /// Counts one more value in the open run of `T` (see `run_end`), whose new last
+    /// value has just been written at the run's old end.
     ///
     /// # Safety
-    /// [`run_end`](Self::run_end) returned `Some` for `T`, nothing was linked since, and
-    /// the value after the run's old end is now initialised.
+    /// [`run_end`](Self::run_end) returned `Some` for `T` and nothing was linked since.
     #[inline]
-    pub(crate) unsafe fn grow_run(&self) {
-        if let Some(head) = self.head.get() {
-            let rec = head.cast::<RunFinalizer>().as_ptr();
-            // SAFETY: per the caller the head is a run record we may update.
-            unsafe { (*rec).len += 1 };
-            // SAFETY: the chain has a head, so `len` is initialised (type invariant).
-            let len = unsafe { self.len.get().assume_init() };
-            self.len.set(MaybeUninit::new(len + 1));
-        }
+    pub(crate) unsafe fn grow_run<T: 'static>(&self) {
+        // SAFETY: per the caller the run is open, so `run_end` is initialised.
+        let end = unsafe { self.run_end.get().assume_init() };
+        self.run_end.set(MaybeUninit::new(end + size_of::<T>()));
     }
 
     /// Calls `f` with the address of every linked record, newest first (for reports).
@@ -344,6 +390,7 @@ impl Chain {
     /// initialised, and it lives in memory that stays valid until [`Chain::run_all`].
     #[inline]
     pub(crate) unsafe fn link(&self, record: NonNull<u8>) {
+        self.seal();
         let rec = record.cast::<Finalizer>();
         let old = self.head.get();
         // SAFETY: per the caller, `rec` is a written record we may update.
@@ -368,6 +415,7 @@ impl Chain {
         let Some(head) = self.head.get() else {
             return;
         };
+        self.seal();
         self.head.set(None);
         let head = Some(head);
         // SAFETY: forwarded from the caller; the head was taken, so no record runs twice.

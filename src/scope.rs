@@ -877,7 +877,11 @@ impl<'s> ScopeStack<'s> {
     /// ```
     #[inline]
     pub fn try_new_object<T: 'static>(&self, value: T) -> Result<&'s mut T, AllocErrorWith<T>> {
-        if !needs_drop::<T>() || align_of::<T>() > MAX_ALIGN || size_of::<T>() > MAX_ALIGN {
+        if !needs_drop::<T>()
+            || align_of::<T>() > MAX_ALIGN
+            || size_of::<T>() > MAX_ALIGN
+            || size_of::<T>() == 0
+        {
             // SAFETY: `T: 'static`, so the value holds no borrow that could dangle when
             // its finalizer runs.
             return unsafe { self.try_new_object_unchecked(value) };
@@ -892,7 +896,7 @@ impl<'s> ScopeStack<'s> {
                 // written before the run counts it. `T: 'static` (drop rule).
                 unsafe {
                     slot.cast::<T>().as_ptr().write(value);
-                    self.info.chain.grow_run();
+                    self.info.chain.grow_run::<T>();
                     return Ok(&mut *slot.cast::<T>().as_ptr());
                 }
             }

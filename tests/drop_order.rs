@@ -238,3 +238,65 @@ fn consecutive_objects_of_one_type_share_a_run_and_still_drop_in_reverse() {
     });
     assert_eq!(*log.lock().unwrap(), vec![6, 5, 4, 3, 2, 1, 0]);
 }
+
+#[test]
+fn a_run_counts_its_values_while_open_and_after_a_child_scope() {
+    let log = new_log();
+    let mut memory = LinearAllocator::with_capacity(64 * 1024).unwrap();
+    memory.scope("runs", |s| {
+        let mk = |id| Logged {
+            id,
+            log: log.clone(),
+        };
+        s.new_object(mk(0));
+        s.new_object(mk(1));
+        assert_eq!(s.finalizer_count(), 2);
+        // A child scope allocates above the run and rewinds to its end: the run goes on.
+        s.scope("child", |c| {
+            c.new_object(mk(10));
+            assert_eq!(c.finalizer_count(), 1);
+        });
+        let before = s.used();
+        s.new_object(mk(2));
+        assert_eq!(
+            s.used(),
+            before + core::mem::size_of::<Logged>(),
+            "appended"
+        );
+        assert_eq!(s.finalizer_count(), 3);
+        s.new_object(String::from("seals the run"));
+        assert_eq!(s.finalizer_count(), 4);
+        assert_eq!(s.report().scopes[0].finalizer_offsets.len(), 2);
+    });
+    assert_eq!(*log.lock().unwrap(), vec![10, 2, 1, 0]);
+}
+
+#[test]
+fn zero_sized_values_that_need_drop_each_drop_once_newest_first() {
+    static ORDER: Mutex<Vec<&str>> = Mutex::new(Vec::new());
+    struct Zst;
+    impl Drop for Zst {
+        fn drop(&mut self) {
+            ORDER.lock().unwrap().push("zst");
+        }
+    }
+    struct Word(&'static str);
+    impl Drop for Word {
+        fn drop(&mut self) {
+            ORDER.lock().unwrap().push(self.0);
+        }
+    }
+    let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    memory.scope("zst", |s| {
+        for _ in 0..3 {
+            s.new_object(Zst);
+        }
+        s.new_object(Word("word"));
+        s.new_object(Zst);
+        assert_eq!(s.finalizer_count(), 5);
+    });
+    assert_eq!(
+        *ORDER.lock().unwrap(),
+        vec!["zst", "word", "zst", "zst", "zst"]
+    );
+}
