@@ -427,7 +427,10 @@ fn dense_pools_and_stores_appear_in_reports_and_pictures() {
                 svg.contains("DensePool&lt;Spark&gt; 3/8 live, high-water 5"),
                 "{svg}"
             );
-            assert!(svg.contains("Store&lt;u64&gt; 2/40 live, high-water 3"), "{svg}");
+            assert!(
+                svg.contains("Store&lt;u64&gt; 2/40 live, high-water 3"),
+                "{svg}"
+            );
 
             // More churn: the numbers follow.
             let all: Vec<_> = sparks.handles().collect();
