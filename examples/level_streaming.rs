@@ -1,8 +1,11 @@
 //! The main job, end to end: an engine on one block of memory.
 //!
 //! - A systems scope holds what lives for the whole run.
+//! - A versioned store in the systems scope holds the world settings (gravity, wind);
+//!   each level load commits its own, and the workers read them lock-free every frame.
 //! - Each level loads into its own scope: level data plus entity, projectile and sound
-//!   pools sized for that level.
+//!   pools sized for that level, and a dense roster of the props the level places
+//!   (some destructible: the level script breaks them and leaves debris).
 //! - Frames run on several worker threads that spawn and despawn objects in the pools,
 //!   each thread using a per-frame scratch scope for its temporaries.
 //! - Unloading a level is leaving its scope: the pools' remaining objects are dropped and
@@ -29,7 +32,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering}
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
-use scope_stack::{scratch, LinearAllocator, PoolBox};
+use scope_stack::store::Store;
+use scope_stack::{scratch, DensePool, LinearAllocator, PoolBox};
 
 // ----- counting the global heap -----
 
@@ -85,6 +89,21 @@ struct Sound {
     volume: f32,
 }
 
+/// World settings, shared by every system through a versioned store: a level load
+/// commits new ones while nothing reads, workers read them every frame.
+#[derive(Clone, Copy)]
+struct WorldSettings {
+    gravity: f32,
+    wind: [f32; 2],
+}
+
+/// A prop the level places: static scenery, or destructible (a crate, a barrel).
+struct Prop {
+    tile: u32,
+    destructible: bool,
+    debris: bool,
+}
+
 /// How big one level is.
 struct LevelConfig {
     name: &'static str,
@@ -92,6 +111,9 @@ struct LevelConfig {
     enemies: usize,
     projectiles: usize,
     sounds: usize,
+    /// Props placed at load (the roster has room for their debris too).
+    props: usize,
+    gravity: f32,
 }
 
 const LEVELS: [LevelConfig; 2] = [
@@ -101,6 +123,8 @@ const LEVELS: [LevelConfig; 2] = [
         enemies: 2_000,
         projectiles: 8_000,
         sounds: 64,
+        props: 300,
+        gravity: -9.8,
     },
     LevelConfig {
         name: "canyon",
@@ -108,6 +132,8 @@ const LEVELS: [LevelConfig; 2] = [
         enemies: 500,
         projectiles: 16_000,
         sounds: 32,
+        props: 120,
+        gravity: -4.0,
     },
 ];
 
@@ -210,6 +236,8 @@ struct Worker<'p> {
     enemies: Vec<PoolBox<'p, Enemy>>,
     projectiles: Vec<PoolBox<'p, Projectile>>,
     sounds: Vec<PoolBox<'p, Sound>>,
+    /// This frame's world settings.
+    world: WorldSettings,
     rng: u64,
 }
 
@@ -237,6 +265,16 @@ fn main() -> Result<(), scope_stack::AllocError> {
         // Systems-lifetime data: asset names and a log, alive across every level.
         let asset_names = systems.alloc_slice_fill_with(256, |i| i as u32);
         let log = systems.new_object(Vec::<String>::with_capacity(options.levels));
+        // The world settings: one object, a few versions (the current one, a level
+        // load's draft, and the one it replaces until `end_frame`).
+        let settings: &mut Store<'_, WorldSettings> = systems.new_store(16, 8);
+        let world = settings
+            .create(WorldSettings {
+                gravity: -9.8,
+                wind: [0.0, 0.0],
+            })
+            .ok()
+            .expect("an empty store has room");
 
         for level_no in 0..options.levels {
             let config = &LEVELS[level_no % LEVELS.len()];
@@ -254,6 +292,25 @@ fn main() -> Result<(), scope_stack::AllocError> {
                     level.new_pool_with_shards::<Projectile>(config.projectiles * scale, shards);
                 let sounds = level.new_pool_with_shards::<Sound>(config.sounds * scale, shards);
                 let title = level.alloc_fmt(format_args!("level {} ({})", level_no + 1, config.name));
+                // Props: placed now, half of them destructible; room for as many debris.
+                let props: &mut DensePool<'_, Prop> = level.new_dense_pool(config.props * 2);
+                for i in 0..config.props {
+                    let prop = Prop {
+                        tile: (i * 7919 % config.tiles) as u32,
+                        destructible: i % 2 == 0,
+                        debris: false,
+                    };
+                    if props.insert(prop).is_err() {
+                        unreachable!("the roster is sized for the level");
+                    }
+                }
+                // This level's world settings, committed before any worker reads them.
+                let mut draft = settings.write(world).expect("the settings object lives");
+                draft.gravity = config.gravity;
+                draft.wind = [0.5 * level_no as f32, 0.0];
+                if settings.commit(draft).is_err() {
+                    unreachable!("nobody destroys the settings");
+                }
                 println!("\nloaded {title}");
                 println!("{}", level.report());
 
@@ -268,11 +325,13 @@ fn main() -> Result<(), scope_stack::AllocError> {
                         let level_nanos = &level_nanos;
                         let (enemies, projectiles, sounds) = (&*enemies, &*projectiles, &*sounds);
                         let tiles = &*tiles;
+                        let (settings, props) = (&*settings, &*props);
                         t.spawn(move || {
                             let mut me = Worker {
                                 enemies: Vec::with_capacity(enemies.capacity()),
                                 projectiles: Vec::with_capacity(projectiles.capacity()),
                                 sounds: Vec::with_capacity(sounds.capacity()),
+                                world: *settings.read(world).expect("the settings object lives"),
                                 rng: 0x9E37_79B9_7F4A_7C15 ^ ((w as u64 + 1) * 0x1234_5678),
                             };
                             scratch(|_| ()); // build this thread's scratch arenas now
@@ -285,6 +344,8 @@ fn main() -> Result<(), scope_stack::AllocError> {
                             let batch = (options.frames / 5).max(1);
                             let mut waited = Duration::ZERO;
                             for frame in 0..options.frames {
+                                // Lock-free read of the current settings: no write, no wait.
+                                me.world = *settings.read(world).expect("the settings object lives");
                                 let n = run_frame(&mut me, w, frame, enemies, projectiles, sounds, tiles);
                                 allocations.fetch_add(n, Ordering::Relaxed);
                                 let t0 = Instant::now();
@@ -310,17 +371,39 @@ fn main() -> Result<(), scope_stack::AllocError> {
                             barrier.wait(); // worker 0 has printed the last progress line
                             // Despawn what is left (the level unwind would drop it too).
                             let left = me.enemies.len() + me.projectiles.len() + me.sounds.len();
-                            black_box(left)
+                            black_box(left + props.len())
                         });
                     }
                 });
                 frame_time += Duration::from_nanos(level_nanos.into_inner());
+                // Between frames: the replaced settings version is freed.
+                settings.end_frame();
+                // The level script: every destructible prop breaks and leaves debris.
+                let broken: Vec<_> = props
+                    .handles()
+                    .filter(|&h| props[h].destructible)
+                    .collect();
+                for h in &broken {
+                    if let Some(prop) = props.remove(*h) {
+                        let debris = Prop {
+                            tile: prop.tile,
+                            destructible: false,
+                            debris: true,
+                        };
+                        if props.insert(debris).is_err() {
+                            unreachable!("a slot was just freed");
+                        }
+                    }
+                }
+                let debris = props.iter().filter(|p| p.debris).count();
                 frames_run += options.frames as u64;
                 log.push(format!(
-                    "{title}: peak {} enemies, {} projectiles, {} sounds",
+                    "{title}: peak {} enemies, {} projectiles, {} sounds; {} props ({} debris)",
                     enemies.high_water_len(),
                     projectiles.high_water_len(),
-                    sounds.high_water_len()
+                    sounds.high_water_len(),
+                    props.len(),
+                    debris
                 ));
             });
             // ----- unloaded: the level's memory is back -----
@@ -379,6 +462,7 @@ fn run_frame<'p>(
     sounds: &'p scope_stack::Pool<'_, Sound>,
     tiles: &[u8],
 ) -> u64 {
+    let world = me.world;
     let mut allocations = 0;
     // Spawn: a few enemies, a burst of projectiles, now and then a sound.
     for _ in 0..4 {
@@ -396,7 +480,11 @@ fn run_frame<'p>(
         let r = me.next();
         let p = Projectile {
             position: [0.0; 3],
-            velocity: [(r % 7) as f32, 1.0, ((r >> 8) % 7) as f32],
+            velocity: [
+                (r % 7) as f32 + world.wind[0],
+                1.0,
+                ((r >> 8) % 7) as f32 + world.wind[1],
+            ],
             frames_left: 10 + (r % 50) as u32,
         };
         if let Ok(b) = projectiles.insert(p) {
@@ -425,6 +513,7 @@ fn run_frame<'p>(
         for (x, v) in p.position.iter_mut().zip(velocity) {
             *x += v;
         }
+        p.velocity[1] += world.gravity / 60.0;
         p.frames_left -= 1;
         p.frames_left > 0
     });

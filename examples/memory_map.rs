@@ -1,6 +1,7 @@
 //! Writes a picture of a block's memory map to `memory_map.svg` and prints the same map
-//! as a table: a systems scope, a level with its pools and finalized objects, and a
-//! frame scope on top.
+//! as a table: a systems scope with a settings store, a level with its pools (a
+//! concurrent `Pool` per kind of object, a `DensePool` roster of props) and finalized
+//! objects, and a frame scope on top.
 //!
 //! Run it with `cargo run --example memory_map` (optionally pass an output path).
 
@@ -22,11 +23,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args()
         .nth(1)
         .unwrap_or_else(|| "memory_map.svg".into());
-    let mut memory = LinearAllocator::with_capacity(400 * 1024)?;
+    let mut memory = LinearAllocator::with_capacity(512 * 1024)?;
     let (svg, table) = memory.scope("systems", |systems| {
         systems.new_object(String::from("renderer")); // finalized: dropped on unwind
         systems.alloc_slice_fill_with(8 * 1024, |i| i as u8); // shader cache
-        systems.scope_with_budget("level", 320 * 1024, |level| {
+        let settings = systems.new_store::<[f32; 4]>(64, 128); // versioned settings
+        for i in 0..20 {
+            settings.create([i as f32; 4]).ok();
+        }
+        systems.scope_with_budget("level", 384 * 1024, |level| {
             level.alloc_slice_fill_with(24 * 1024, |i| i as u32); // level geometry
             let enemies = level.new_pool::<Enemy>(2048);
             let projectiles = level.new_pool::<Projectile>(4096);
@@ -38,6 +43,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .map(|_| projectiles.insert(Projectile::default()).ok())
                 .collect();
             let _s = sounds.insert(String::from("ambience"));
+            let props = level.new_dense_pool::<u64>(512);
+            let placed: Vec<_> = (0..300).filter_map(|i| props.insert(i).ok()).collect();
+            for &h in placed.iter().step_by(3) {
+                props.remove(h); // destructible props, already broken
+            }
             level.new_object(String::from("level name"));
             level.scope("frame", |frame| {
                 frame.alloc_slice_fill_with(16 * 1024, |i| i as u16); // draw list

@@ -83,7 +83,38 @@
 //! reverse table and the generations live *inside* the slots instead: a lookup reads the
 //! generation and then the value, and a remove reads the generation, the roster position
 //! and the value, so keeping them on one cache line saves a miss per operation. The
-//! roster stays separate, since iteration walks it alone.
+//! roster stays separate, since iteration walks it alone. One 4-byte word follows the
+//! roster: the high-water mark that reports read (see below).
+//!
+//! # Reports
+//!
+//! A [`MemoryMap`](crate::MemoryMap) lists every dense pool under its scope (kind
+//! `"DensePool"`) with its live count, capacity, high-water mark and bytes. A report may
+//! be taken while the caller holds `&mut DensePool`, or a `&mut T` from
+//! [`get_mut`](DensePool::get_mut) or [`iter_mut`](DensePool::iter_mut), even on
+//! another thread, so it never reads the pool object or any value. When the pool is
+//! made it links a record into its scope (as [`Pool`](crate::Pool) does) that names
+//! only two places in scope memory the pool itself reaches through raw pointers:
+//!
+//! - **`len`** is counted at report time, O(capacity), from the slots' generation
+//!   words: a slot is live exactly when its generation is odd. Nothing is added to
+//!   insert or remove for it. The generation words are `AtomicU32`s used with
+//!   `Relaxed` loads and stores, which compile to the same plain moves as before; that
+//!   only makes a report on another thread a race-free read.
+//! - **The high-water mark** is kept, not computed. It could in principle be derived
+//!   at report time (the slots ever used are exactly `roster[..max_len]`, and a slot
+//!   never used still holds the pool's seed generation), but a slot's generation comes
+//!   back to the seed after 2^31 insert/remove cycles, a few seconds of churn on a
+//!   one-slot pool, and the count would then be wrong. So the pool keeps `high_water`
+//!   in its own struct, in what was padding, on the cache line `insert` already
+//!   writes for `len`; `insert` makes one well-predicted compare against it, and only
+//!   when `len` passes it (at most `capacity` times in the pool's life, never in steady
+//!   churn) stores the new mark to the word after the roster for reports. Remove pays
+//!   nothing.
+//!
+//! The record itself (a few words) is allocated after the pool; if the scope has no
+//! room left for it, the pool is made all the same and is only missing from reports.
+//! [`DensePool::memory_needed`] does not count it.
 //!
 //! # Why `DensePool<'s, T>` carries the scope's lifetime
 //!
@@ -118,6 +149,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use crate::error::AllocError;
 use crate::finalizer::ObjectLayout;
 use crate::scope::ScopeStack;
+use crate::scope_info::{PoolLink, PoolSnapshot};
 
 /// Bits of a handle's slot word that hold the slot index.
 const INDEX_BITS: u32 = 24;
@@ -126,6 +158,10 @@ const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
 /// The largest capacity a dense pool accepts (2^24 slots).
 const MAX_CAPACITY: usize = 1 << INDEX_BITS;
 
+// The report's high-water field fits in the struct's padding: 32 bytes, as before.
+#[cfg(target_pointer_width = "64")]
+static_assertions::const_assert_eq!(size_of::<DensePool<'static, u64>>(), 32);
+
 /// Source of pool tags and generation seeds. It only names pools; it orders nothing.
 static DENSE_POOL_IDS: AtomicU32 = AtomicU32::new(0);
 
@@ -133,8 +169,10 @@ static DENSE_POOL_IDS: AtomicU32 = AtomicU32::new(0);
 /// generation, the roster position and the value on the same cache line.
 #[repr(C)]
 struct Slot<T> {
-    /// Odd while the slot is live.
-    generation: u32,
+    /// Odd while the slot is live. Atomic (always `Relaxed`, which compiles to plain
+    /// loads and stores) only because a memory map report may read it from another
+    /// thread while this pool is in use; see [Reports](crate::dense#reports).
+    generation: AtomicU32,
     /// Where the slot's index sits in the roster (the reverse table).
     position: u32,
     /// Initialised exactly while the slot is live.
@@ -163,12 +201,16 @@ struct Slot<T> {
 pub struct DensePool<'s, T> {
     /// `capacity` slots; slot `i`'s value is initialised exactly when it is live.
     slots: NonNull<Slot<T>>,
-    /// `capacity` slot indices: live ones first (`..len`), then free ones.
+    /// `capacity` slot indices: live ones first (`..len`), then free ones; then one
+    /// more word, the report's copy of `high_water` (see [`Self::high_water_word`]).
     roster: NonNull<u32>,
     len: u32,
     capacity: u32,
     /// The pool's 8-bit tag, stored in the high bits of its handles' slot word.
     tag: u32,
+    /// The most objects ever live at once. It sits in what would otherwise be the
+    /// struct's padding, on the cache line `insert` already touches for `len`.
+    high_water: u32,
     /// Invariant in `'s`: pools of different scopes are different types.
     _scope: PhantomData<fn(&'s ()) -> &'s ()>,
     /// Owns `T`s.
@@ -391,7 +433,8 @@ impl<'s> ScopeStack<'s> {
     ) -> Result<&'s mut DensePool<'s, T>, AllocError> {
         self.check_pool_capacity::<T>(capacity, MAX_CAPACITY, size_of::<T>() + 12)?;
         let slots = self.try_alloc_array_uninit::<Slot<T>>(capacity)?;
-        let roster = self.try_alloc_array_uninit::<u32>(capacity)?;
+        // One more word after the roster: the high-water mark that reports read.
+        let roster = self.try_alloc_array_uninit::<u32>(capacity + 1)?;
 
         let id = DENSE_POOL_IDS.fetch_add(1, Ordering::Relaxed);
         // Even (free) starting generations, different for every pool, so pools that
@@ -404,16 +447,26 @@ impl<'s> ScopeStack<'s> {
             unsafe {
                 roster.add(i).write(i as u32);
                 let slot = slots.add(i).as_ptr();
-                ptr::addr_of_mut!((*slot).generation).write(seed);
+                ptr::addr_of_mut!((*slot).generation).write(AtomicU32::new(seed));
                 ptr::addr_of_mut!((*slot).position).write(i as u32);
             }
         }
+        // SAFETY: the roster has `capacity + 1` elements; the last one is the report's
+        // high-water word, only ever accessed as an `AtomicU32` (same size and alignment
+        // as `u32`).
+        unsafe {
+            roster
+                .add(capacity)
+                .cast::<AtomicU32>()
+                .write(AtomicU32::new(0))
+        };
         let pool = DensePool {
             slots,
             roster,
             len: 0,
             capacity: capacity as u32,
             tag: id & 0xFF,
+            high_water: 0,
             _scope: PhantomData,
             _owns: PhantomData,
         };
@@ -425,10 +478,75 @@ impl<'s> ScopeStack<'s> {
         // SAFETY: `new_object_unchecked`'s drop contract: the destructor drops `'static`
         // `T`s and reads the pool's own arrays, carved in this scope before its record and
         // valid until the rewind, which follows all finalizers. `'s` is only a marker.
-        match unsafe { self.try_new_object_unchecked(pool) } {
-            Ok(p) => Ok(p),
-            Err(e) => Err(e.error),
-        }
+        let pool = match unsafe { self.try_new_object_unchecked(pool) } {
+            Ok(p) => p,
+            Err(e) => return Err(e.error),
+        };
+        // Register with the scope for reports. The link names only the slot array and
+        // the high-water word (scope memory the pool reaches through raw pointers), never
+        // the pool object, which the caller holds `&mut` to. When the link finds no room
+        // the pool works all the same, it is only left out of reports.
+        let start = slots.as_ptr().addr();
+        let end = pool.high_water_word().as_ptr().addr() + size_of::<AtomicU32>();
+        let link = PoolLink {
+            ptr: slots.cast(),
+            words: [
+                start,
+                end - start,
+                capacity,
+                pool.high_water_word().as_ptr().addr(),
+                0,
+            ],
+            kind: "DensePool",
+            type_name: core::any::type_name::<T>(),
+            snapshot: dense_snapshot::<T>,
+            next: None,
+        };
+        // SAFETY: `dense_snapshot::<T>` reads the slot array's generation words and the
+        // high-water word (see its contract), both carved above in this scope and valid
+        // until it ends.
+        unsafe { self.register_pool(link) };
+        Ok(pool)
+    }
+}
+
+/// Reads a registered dense pool's statistics for a memory map report: `len` by
+/// counting the slots whose generation is odd (O(capacity)), the high-water mark from
+/// the word after the roster, which `insert` keeps.
+///
+/// Only the slots' generation words and the high-water word are read, with `Relaxed`
+/// atomic loads and through the block's provenance (`link.ptr`). They never overlap a
+/// value (`&T` and `&mut T` handed out by the pool cover a slot's `value` field alone),
+/// no `&Slot<T>` or `&mut Slot<T>` is ever made, and the pool only reaches them
+/// through raw pointers; so the caller may hold `&mut DensePool` or `&mut T` into a
+/// slot, even on another thread, while this runs. A report taken while another thread
+/// uses the pool sees each word either before or after a change.
+///
+/// # Safety
+/// `link` was filled in by `try_new_dense_pool::<T>`, and its pool's scope is live.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+unsafe fn dense_snapshot<T>(link: &PoolLink) -> PoolSnapshot {
+    let [addr, bytes, capacity, high_water, _] = link.words;
+    let slots = link.ptr.cast::<Slot<T>>().as_ptr();
+    let mut len = 0;
+    for i in 0..capacity {
+        // SAFETY: `i < capacity`, the slot array's length; its generation words are
+        // initialised from the start and stay valid while the scope lives (caller).
+        // Only the field is borrowed, as an atomic (see above).
+        let generation = unsafe { (*slots.add(i)).generation.load(Ordering::Relaxed) };
+        len += (generation & 1) as usize;
+    }
+    // SAFETY: `high_water` is the address of the `AtomicU32` after the roster, carved
+    // in the same block as the slots, so the block's provenance reaches it; it was
+    // initialised before the link was registered.
+    let high_water = unsafe { &*link.ptr.as_ptr().with_addr(high_water).cast::<AtomicU32>() };
+    PoolSnapshot {
+        len,
+        capacity,
+        // A racing insert may show in `len` before it shows here.
+        high_water_len: (high_water.load(Ordering::Relaxed) as usize).max(len),
+        addr,
+        bytes,
     }
 }
 
@@ -460,7 +578,7 @@ impl<'s, T> DensePool<'s, T> {
     /// ```
     pub fn memory_needed(capacity: usize) -> Option<usize> {
         let slots = capacity.checked_mul(size_of::<Slot<T>>())?;
-        let roster = capacity.checked_mul(size_of::<u32>())?;
+        let roster = capacity.checked_add(1)?.checked_mul(size_of::<u32>())?;
         let record = ObjectLayout::<Self>::SIZE + ObjectLayout::<Self>::ALIGN - 1;
         slots
             .checked_add(align_of::<Slot<T>>() - 1)?
@@ -487,6 +605,26 @@ impl<'s, T> DensePool<'s, T> {
         unsafe { self.slots.as_ptr().add(index) }
     }
 
+    /// The report's copy of the high-water mark: the word after the roster. Written
+    /// (rarely, see [`note_high_water`](Self::note_high_water)) by the pool and read by
+    /// reports, so it is atomic; it is only ever reached through the roster pointer.
+    #[inline(always)]
+    fn high_water_word(&self) -> NonNull<AtomicU32> {
+        // SAFETY: the roster has `capacity + 1` elements.
+        unsafe { self.roster.add(self.capacity as usize).cast() }
+    }
+
+    /// `len` has just passed the high-water mark: records it, in the pool and for
+    /// reports. Runs at most `capacity` times in the pool's life.
+    #[cold]
+    #[inline(never)]
+    fn note_high_water(&mut self) {
+        self.high_water = self.len;
+        // SAFETY: the word is initialised and lives as long as the pool; nothing holds
+        // a non-atomic reference to it.
+        unsafe { self.high_water_word().as_ref() }.store(self.len, Ordering::Relaxed);
+    }
+
     #[inline(always)]
     fn roster_ptr(&self, position: usize) -> *mut u32 {
         debug_assert!(position < self.capacity as usize);
@@ -510,7 +648,7 @@ impl<'s, T> DensePool<'s, T> {
             return None;
         }
         // SAFETY: `index < capacity`; bookkeeping fields are always initialised.
-        let generation = unsafe { (*self.entry(index)).generation };
+        let generation = unsafe { (*self.entry(index)).generation.load(Ordering::Relaxed) };
         // Odd generation: live (module invariant). Equal: the same object.
         (generation == handle.generation && generation & 1 == 1).then_some(index)
     }
@@ -535,7 +673,10 @@ impl<'s, T> DensePool<'s, T> {
             (*self.entry(moved as usize)).position = position as u32;
             *self.roster_ptr(last) = index as u32;
             (*entry).position = last as u32;
-            (*entry).generation = (*entry).generation.wrapping_add(1);
+            let generation = (*entry).generation.load(Ordering::Relaxed);
+            (*entry)
+                .generation
+                .store(generation.wrapping_add(1), Ordering::Relaxed);
             self.len = last as u32;
         }
     }
@@ -621,9 +762,12 @@ impl<'s, T> DensePool<'s, T> {
             let index = *self.roster_ptr(self.len as usize) as usize;
             self.slot_ptr(index).write(value);
             let entry = self.entry(index);
-            let generation = (*entry).generation.wrapping_add(1);
-            (*entry).generation = generation;
+            let generation = (*entry).generation.load(Ordering::Relaxed).wrapping_add(1);
+            (*entry).generation.store(generation, Ordering::Relaxed);
             self.len += 1;
+            if self.len > self.high_water {
+                self.note_high_water();
+            }
             Ok(DenseHandle::new(index as u32, self.tag, generation))
         }
     }
@@ -802,7 +946,7 @@ impl<'s, T> DensePool<'s, T> {
             // `&mut T` is unique (`&mut self`) and ends before the pool is touched.
             unsafe {
                 let index = *self.roster_ptr(position) as usize;
-                let generation = (*self.entry(index)).generation;
+                let generation = (*self.entry(index)).generation.load(Ordering::Relaxed);
                 let handle = DenseHandle::new(index as u32, self.tag, generation);
                 if !keep(handle, &mut *self.slot_ptr(index)) {
                     self.unlink(index);
@@ -1006,7 +1150,7 @@ impl<'s, T> DensePool<'s, T> {
             return None;
         }
         // SAFETY: `index < capacity`.
-        let generation = unsafe { (*self.entry(index)).generation };
+        let generation = unsafe { (*self.entry(index)).generation.load(Ordering::Relaxed) };
         if generation & 1 == 1 {
             return None;
         }
@@ -1206,7 +1350,11 @@ impl<T> Handles<'_, T> {
         // SAFETY: `index` comes from the live roster, so it is below `capacity`; the
         // pool is borrowed shared, so nothing writes the bookkeeping meanwhile. Only the
         // generation field is read (no reference to the slot is made).
-        let generation = unsafe { (*self.slots.as_ptr().add(index as usize)).generation };
+        let generation = unsafe {
+            (*self.slots.as_ptr().add(index as usize))
+                .generation
+                .load(Ordering::Relaxed)
+        };
         DenseHandle::new(index, self.tag, generation)
     }
 }

@@ -87,7 +87,15 @@ pub struct ScopeReport {
     pub pools: Vec<PoolReport>,
 }
 
-/// A pool carved from a scope, in a [`ScopeReport`].
+/// A pool or store carved from a scope, in a [`ScopeReport`]: a [`Pool`](crate::Pool),
+/// a [`DensePool`](crate::DensePool) or a [`Store`](crate::store::Store).
+///
+/// Every kind links a small record into its scope when it is made, naming only memory
+/// that the pool reaches through raw pointers, so a report never reads the pool object
+/// (the caller may hold `&mut` to it, or `&mut` to one of its objects, while the
+/// report is taken). If the scope has no room left for that record, the pool is made
+/// all the same and is only missing from reports. The numbers are counted from that
+/// memory when the report is taken; see each kind's module docs for how.
 ///
 /// ```
 /// # use scope_stack::LinearAllocator;
@@ -95,30 +103,45 @@ pub struct ScopeReport {
 /// memory.scope("level", |level| {
 ///     let enemies = level.new_pool::<[f32; 4]>(100);
 ///     let _a = enemies.insert([0.0; 4]).unwrap();
+///     let sparks = level.new_dense_pool::<u64>(16);
+///     let s = sparks.insert(1).unwrap();
+///     sparks.insert(2).unwrap();
+///     sparks.remove(s);
+///     let config = level.new_store::<u32>(8, 16);
+///     config.create(60).unwrap();
+///
 ///     let map = level.report();
-///     let pool = &map.scopes[0].pools[0];
-///     assert_eq!((pool.len, pool.capacity, pool.high_water_len), (1, 100, 1));
-///     assert_eq!(pool.kind, "Pool");
-///     assert_eq!(pool.type_name, "[f32; 4]");
+///     let pools = &map.scopes[0].pools; // in the order they were made
+///     let kinds: Vec<_> = pools.iter().map(|p| (p.kind, p.type_name)).collect();
+///     assert_eq!(kinds[0], ("Pool", "[f32; 4]"));
+///     assert_eq!(kinds[1], ("DensePool", "u64"));
+///     assert_eq!(kinds[3], ("Store", "u32")); // kinds[2] is the store's versions pool
+///     let rows: Vec<_> = pools.iter().map(|p| (p.len, p.capacity, p.high_water_len)).collect();
+///     assert_eq!(rows, [(1, 100, 1), (1, 16, 2), (1, 16, 1), (1, 8, 1)]);
 /// });
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PoolReport {
-    /// The pool type: `"Pool"` (the concurrent pool; `DensePool`s are not listed yet).
+    /// `"Pool"` (the concurrent [`Pool`](crate::Pool)), `"DensePool"` or `"Store"`. A
+    /// store's versions live in a `Pool` of its own, listed just before it.
     pub kind: &'static str,
-    /// The element type, without its module path.
+    /// The element type, without its module path (when it has no generic arguments).
     pub type_name: &'static str,
-    /// Live objects.
+    /// Live objects (for a store: objects that hold a version).
     pub len: usize,
-    /// Slots.
+    /// Slots (for a store: `max_objects`).
     pub capacity: usize,
-    /// The most objects ever live at once.
+    /// The most objects ever live at once. For a store: the most object indices ever
+    /// in use at once; a destroyed object keeps its index until the next
+    /// [`end_frame`](crate::store::Store::end_frame), so this can exceed the most live
+    /// objects when a frame both destroys and creates.
     pub high_water_len: usize,
     /// Offset of the pool's storage from the start of the block. Slots of a zero-sized
     /// type take no memory; such a pool is shown where its side tables begin.
     pub offset: usize,
-    /// Bytes of storage (slots and side tables).
+    /// Bytes of storage (slots and side tables; for a store, its ID table, without the
+    /// versions pool, which has a row of its own).
     pub bytes: usize,
 }
 

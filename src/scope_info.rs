@@ -168,7 +168,7 @@ pub(crate) struct PoolLink {
     pub(crate) ptr: NonNull<u8>,
     /// Pool-defined words (sizes, counts).
     pub(crate) words: [usize; 5],
-    /// `"Pool"` or `"DensePool"`.
+    /// `"Pool"`, `"DensePool"` or `"Store"`.
     pub(crate) kind: &'static str,
     /// The element type's name.
     pub(crate) type_name: &'static str,

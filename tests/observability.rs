@@ -348,3 +348,300 @@ fn freed_pool_slots_are_painted_with_0x1deadb0b() {
         assert_eq!(words, [FREED_SLOT; 4]);
     });
 }
+
+/// An entity in a dense pool, for the report tests.
+struct Spark {
+    heat: u32,
+}
+
+/// The rows of a scope's pools that are of `kind`.
+fn rows<'m>(
+    map: &'m scope_stack::MemoryMap,
+    scope: usize,
+    kind: &str,
+) -> Vec<&'m scope_stack::PoolReport> {
+    map.scopes[scope]
+        .pools
+        .iter()
+        .filter(|p| p.kind == kind)
+        .collect()
+}
+
+/// `(len, capacity, high_water_len)` of a row.
+fn counts(p: &scope_stack::PoolReport) -> (usize, usize, usize) {
+    (p.len, p.capacity, p.high_water_len)
+}
+
+#[test]
+fn dense_pools_and_stores_appear_in_reports_and_pictures() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("systems", |systems| {
+        systems.scope("level", |level| {
+            let sparks = level.new_dense_pool::<Spark>(8);
+            let config = level.new_store::<u64>(40, 64);
+            let handles: Vec<_> = (0..5)
+                .map(|i| sparks.insert(Spark { heat: i }).ok().unwrap())
+                .collect();
+            for &h in &handles[..3] {
+                sparks.remove(h);
+            }
+            sparks.insert(Spark { heat: 9 }).ok().unwrap();
+            let ids: Vec<_> = (0..3).map(|i| config.create(i).unwrap()).collect();
+            config.destroy(ids[0]);
+            config.end_frame();
+
+            let map = level.report();
+            let dense = rows(&map, 1, "DensePool");
+            let store = rows(&map, 1, "Store");
+            assert_eq!((dense.len(), store.len()), (1, 1));
+            let (dense, store) = (dense[0], store[0]);
+            assert_eq!((dense.type_name, counts(dense)), ("Spark", (3, 8, 5)));
+            assert_eq!((store.type_name, counts(store)), ("u64", (2, 40, 3)));
+            // The store's versions pool is listed just before it.
+            let kinds: Vec<_> = map.scopes[1].pools.iter().map(|p| p.kind).collect();
+            assert_eq!(kinds, ["DensePool", "Pool", "Store"]);
+            assert_eq!(counts(&map.scopes[1].pools[1]), (2, 64, 3));
+            // Where they are and how big: inside the level, slots of 4 + 8 bytes each
+            // and a 4-byte roster entry (plus the high-water word); the store's table
+            // holds one block of 1024 12-byte entries.
+            let level_end = map.scopes[1].start + map.scopes[1].own_bytes;
+            for p in [dense, store] {
+                assert!(p.offset >= map.scopes[1].start && p.offset + p.bytes <= level_end);
+            }
+            assert_eq!(dense.bytes, 8 * (4 + 8) + 8 * 4 + 4);
+            assert!(store.bytes >= 1024 * 12 + 8 + 4, "{}", store.bytes);
+            assert!(dense.offset + dense.bytes <= store.offset);
+
+            let text = map.to_string();
+            assert!(
+                text.contains("DensePool<Spark>") && text.contains("len 3/8 (high-water 5)"),
+                "{text}"
+            );
+            assert!(
+                text.contains("Store<u64>") && text.contains("len 2/40 (high-water 3)"),
+                "{text}"
+            );
+            let svg = map.to_svg();
+            assert_eq!(svg.matches("class=\"pool\"").count(), 3);
+            assert!(
+                svg.contains("DensePool&lt;Spark&gt; 3/8 live, high-water 5"),
+                "{svg}"
+            );
+            assert!(
+                svg.contains("Store&lt;u64&gt; 2/40 live, high-water 3"),
+                "{svg}"
+            );
+
+            // More churn: the numbers follow.
+            let all: Vec<_> = sparks.handles().collect();
+            for h in all {
+                sparks.remove(h);
+            }
+            for i in 0..7 {
+                sparks.insert(Spark { heat: i }).ok().unwrap();
+            }
+            let more: Vec<_> = (0..4).map(|i| config.create(10 + i).unwrap()).collect();
+            config.destroy(more[3]);
+            let map = level.report();
+            assert_eq!(counts(rows(&map, 1, "DensePool")[0]), (7, 8, 7));
+            // Index 0 was recycled by `end_frame`; three new ones were needed.
+            assert_eq!(counts(rows(&map, 1, "Store")[0]), (5, 40, 6));
+            let text = map.to_string();
+            assert!(text.contains("len 7/8 (high-water 7)"), "{text}");
+            assert!(text.contains("len 5/40 (high-water 6)"), "{text}");
+            assert!(
+                map.to_svg()
+                    .contains("Store&lt;u64&gt; 5/40 live, high-water 6"),
+                "the picture follows too"
+            );
+            assert_eq!(sparks.iter().map(|s| s.heat).sum::<u32>(), 21);
+        });
+    });
+}
+
+#[test]
+fn dense_pool_high_water_is_exact() {
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("level", |level| {
+        let pool = level.new_dense_pool::<u32>(16);
+        let report = |level: &ScopeStack<'_>| counts(rows(&level.report(), 0, "DensePool")[0]);
+        assert_eq!(report(level), (0, 16, 0));
+        let mut live = Vec::new();
+        let mut peak = 0;
+        // Rising and falling waves; the mark is the highest crest, not a slot count.
+        for (up, down) in [(3, 2), (4, 4), (6, 1), (2, 5), (1, 0)] {
+            for i in 0..up {
+                live.push(pool.insert(i).unwrap());
+            }
+            peak = peak.max(live.len());
+            assert_eq!(report(level), (live.len(), 16, peak));
+            for _ in 0..down {
+                pool.remove(live.remove(0)).unwrap();
+            }
+            assert_eq!(report(level), (live.len(), 16, peak));
+        }
+        assert_eq!(peak, 8);
+        // Churn at the same level moves nothing.
+        for i in 0..100 {
+            let h = pool.insert(i).unwrap();
+            pool.remove(h);
+        }
+        pool.retain(|_, _| false);
+        assert_eq!(report(level), (0, 16, 8));
+        // Filling it, by evicting too, reaches the capacity exactly.
+        for i in 0..20 {
+            pool.insert_evicting(i, |&v| v);
+        }
+        assert_eq!(report(level), (16, 16, 16));
+        pool.clear();
+        assert_eq!(report(level), (0, 16, 16));
+    });
+}
+
+#[test]
+fn store_high_water_counts_object_indices_in_use() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("level", |level| {
+        // Two blocks of the table: objects past the first 1024 are counted too.
+        let store = level.new_store::<u16>(1500, 1600);
+        let report = |level: &ScopeStack<'_>| counts(rows(&level.report(), 0, "Store")[0]);
+        assert_eq!(report(level), (0, 1500, 0));
+        let ids: Vec<_> = (0..1100).map(|i| store.create(i).unwrap()).collect();
+        assert_eq!(report(level), (1100, 1500, 1100));
+        for &id in &ids[..600] {
+            store.destroy(id);
+        }
+        // A destroyed object's index stays taken until `end_frame`.
+        let late = store.create(7).unwrap();
+        assert_eq!(late.index(), 1100);
+        assert_eq!(report(level), (501, 1500, 1101));
+        store.end_frame();
+        let reused: Vec<_> = (0..600).map(|i| store.create(i).unwrap()).collect();
+        assert!(reused.iter().all(|id| id.index() < 600));
+        assert_eq!(report(level), (1101, 1500, 1101));
+        // Commits and drafts change no count of objects.
+        let mut draft = store.write(late).unwrap();
+        *draft = 8;
+        store.commit(draft).ok().unwrap();
+        assert_eq!(report(level), (1101, 1500, 1101));
+        assert_eq!(store.read(late), Some(&8));
+    });
+}
+
+#[test]
+fn pools_of_a_nested_scope_leave_the_report_with_it() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("systems", |systems| {
+        let roster = systems.new_dense_pool::<u8>(4);
+        roster.insert(1).unwrap();
+        systems.scope("level", |level| {
+            let sparks = level.new_dense_pool::<Spark>(4);
+            sparks.insert(Spark { heat: 1 }).ok().unwrap();
+            let store = level.new_store::<u8>(4, 4);
+            store.create(1).unwrap();
+            let map = level.report();
+            let kinds: Vec<_> = map.scopes[1].pools.iter().map(|p| p.kind).collect();
+            assert_eq!(kinds, ["DensePool", "Pool", "Store"]);
+            assert_eq!(rows(&map, 0, "DensePool").len(), 1);
+        });
+        let map = systems.report();
+        assert_eq!(map.scopes.len(), 1);
+        let kinds: Vec<_> = map.scopes[0].pools.iter().map(|p| p.kind).collect();
+        assert_eq!(kinds, ["DensePool"]);
+        assert_eq!(counts(&map.scopes[0].pools[0]), (1, 4, 1));
+        let text = map.to_string();
+        assert!(!text.contains("Spark") && !text.contains("Store"), "{text}");
+        assert!(!map.to_svg().contains("Spark"));
+    });
+}
+
+/// Run under Miri: a report reads only memory disjoint from the pool object and from
+/// every value, so `&mut` borrows taken before it stay usable after it.
+#[test]
+fn reports_leave_mut_borrows_of_dense_pools_and_stores_usable() {
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("level", |level| {
+        let pool: &mut scope_stack::DensePool<'_, Spark> = level.new_dense_pool(4);
+        let a = pool.insert(Spark { heat: 1 }).ok().unwrap();
+        pool.insert(Spark { heat: 2 }).ok().unwrap();
+        let store = level.new_store::<[u32; 2]>(4, 8);
+        let id = store.create([1, 2]).unwrap();
+
+        // `&mut T` into a live slot, across a report.
+        let hot = pool.get_mut(a).unwrap();
+        hot.heat += 10;
+        let map = level.report();
+        hot.heat += 100;
+        assert_eq!(counts(rows(&map, 0, "DensePool")[0]), (2, 4, 2));
+        assert_eq!(pool[a].heat, 111);
+
+        // Half-way through `iter_mut`, across a report.
+        let mut it = pool.iter_mut();
+        let first = it.next().unwrap();
+        first.heat += 1;
+        let map = level.report();
+        first.heat += 1;
+        for s in it {
+            s.heat += 1;
+        }
+        assert_eq!(counts(rows(&map, 0, "DensePool")[0]), (2, 4, 2));
+        assert_eq!(pool.iter().map(|s| s.heat).sum::<u32>(), 113 + 3);
+
+        // `&mut DensePool` itself, then an insert through it.
+        let whole: &mut scope_stack::DensePool<'_, Spark> = &mut *pool;
+        let map = level.report();
+        whole.insert(Spark { heat: 3 }).ok().unwrap();
+        assert_eq!(counts(rows(&map, 0, "DensePool")[0]), (2, 4, 2));
+
+        // A draft's `&mut T`, and `&mut Store` for `end_frame`, across reports.
+        let mut draft = store.write(id).unwrap();
+        let value: &mut [u32; 2] = &mut draft;
+        value[0] = 5;
+        let map = level.report();
+        value[1] = 6;
+        assert_eq!(counts(rows(&map, 0, "Store")[0]), (1, 4, 1));
+        store.commit(draft).ok().unwrap();
+        let exclusive: &mut scope_stack::store::Store<'_, [u32; 2]> = &mut *store;
+        let map = level.report();
+        assert_eq!(exclusive.end_frame(), 1);
+        assert_eq!(exclusive.read(id), Some(&[5, 6]));
+        assert_eq!(counts(rows(&map, 0, "Store")[0]), (1, 4, 1));
+        assert_eq!(counts(rows(&level.report(), 0, "DensePool")[0]), (3, 4, 3));
+    });
+}
+
+/// Run under Miri: a dense pool may be used on another thread while this one takes
+/// reports (the pool is `Send`); the report's reads must not race with its writes.
+#[test]
+fn reports_may_run_while_another_thread_churns_a_dense_pool() {
+    let rounds = if cfg!(miri) { 20 } else { 2_000 };
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("level", |level| {
+        let pool = level.new_dense_pool::<u64>(8);
+        let store = level.new_store::<u64>(rounds as usize, rounds as usize);
+        std::thread::scope(|threads| {
+            let store = &*store;
+            threads.spawn(move || {
+                for i in 0..rounds {
+                    let a = pool.insert(i).unwrap();
+                    let b = pool.insert(i + 1).unwrap();
+                    *pool.get_mut(a).unwrap() += 1;
+                    pool.remove(b);
+                    assert_eq!(pool.remove(a), Some(i + 1));
+                    let id = store.create(i).unwrap();
+                    store.destroy(id);
+                }
+            });
+            for _ in 0..rounds / 4 {
+                let map = level.report();
+                let dense = rows(&map, 0, "DensePool")[0];
+                assert!(dense.len <= 2 && dense.high_water_len <= 2);
+                assert!(rows(&map, 0, "Store")[0].len <= 1);
+            }
+        });
+        let map = level.report();
+        assert_eq!(counts(rows(&map, 0, "DensePool")[0]), (0, 8, 2));
+        let rounds = rounds as usize;
+        assert_eq!(counts(rows(&map, 0, "Store")[0]), (0, rounds, rounds));
+    });
+}

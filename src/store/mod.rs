@@ -112,6 +112,33 @@
 //! the next `end_frame` (longer if pinned): size `max_versions` for the live objects
 //! plus the most commits a frame makes.
 //!
+//! One more 4-byte word holds the table's high-water mark for reports (below).
+//!
+//! # Reports
+//!
+//! A [`MemoryMap`](crate::MemoryMap) shows a store as two rows under its scope: its
+//! versions pool (kind `"Pool"`, type `Version<T>`) and the store itself (kind
+//! `"Store"`): live objects out of `max_objects`, the high-water mark, and the bytes of
+//! the ID table. A report may be taken while the caller holds `&mut Store`, so it never
+//! reads the store object; the store links a record into its scope that names only
+//! the table's memory, which the store reaches through raw pointers and only as
+//! atomics:
+//!
+//! - **Live objects** are counted at report time, O(`max_objects`), from the entry
+//!   words of the blocks already published: an object is live while its entry names a
+//!   version. [`read`](Store::read) pays nothing for this.
+//! - **The high-water mark** is the most object indices in use at once. It is the
+//!   table's bump counter of never-used indices, copied (one `Relaxed` `fetch_max`)
+//!   into a word in scope memory only when [`create`](Store::create) takes a
+//!   never-used index, at most `max_objects` times in the store's life; creates that
+//!   reuse an index, commits and destroys pay nothing. A destroyed object keeps its
+//!   index until the next [`end_frame`](Store::end_frame), so this is what
+//!   `max_objects` must cover; it equals the most objects live at once unless objects
+//!   were created in a frame that had destroyed others.
+//!
+//! If the scope has no room left for the record, the store is made all the same and is
+//! only missing from reports ([`Store::memory_needed`] does not count it).
+//!
 //! # Invariants
 //!
 //! - An object's entry word packs its generation and its current version slot. It
@@ -150,6 +177,7 @@ use crate::error::{AllocError, AllocErrorKind};
 use crate::finalizer::ObjectLayout;
 use crate::pool::{Pool, PoolBox};
 use crate::scope::ScopeStack;
+use crate::scope_info::{PoolLink, PoolSnapshot};
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
 use garbage::{Garbage, SHARDS};
@@ -399,6 +427,7 @@ impl<'s> ScopeStack<'s> {
         let versions: &'s Pool<'s, Version<T>> = self.try_new_pool(max_versions)?;
         let top = self.try_alloc_layout(top_layout)?.cast();
         let storage = self.try_alloc_layout(block_layout)?.cast();
+        let high_water = self.try_alloc_array_uninit::<AtomicU32>(1)?;
         // A per-store starting generation, far from those of the stores made just
         // before and after, so their ids do not match here (see `Id`).
         let seed = STORE_IDS
@@ -407,7 +436,8 @@ impl<'s> ScopeStack<'s> {
         // SAFETY: `top` and `storage` are fresh, aligned arrays of `blocks` elements in
         // this scope, used by this table alone, valid until the scope rewinds, which is
         // after the store is gone; `max_objects <= u32::MAX` was checked.
-        let table = unsafe { Table::new(top, storage, max_objects, seed) };
+        // `high_water` is a fresh, aligned word in this scope for this table alone.
+        let table = unsafe { Table::new(top, storage, high_water, max_objects, seed) };
         let store = Store {
             versions,
             table,
@@ -418,7 +448,58 @@ impl<'s> ScopeStack<'s> {
         // drops its own atomics (and only loom's atomics have drop glue); it follows no
         // borrow. The pool it names was made earlier in this scope, so it is finalized
         // after the store.
-        unsafe { self.try_new_object_unchecked(store) }.map_err(|e| e.error)
+        let store = unsafe { self.try_new_object_unchecked(store) }.map_err(|e| e.error)?;
+        // Register with the scope for reports (the versions pool registered itself
+        // above, as a `Pool` row). The link names the table's memory, which the store
+        // reaches through raw pointers, never the store object the caller holds `&mut`
+        // to. With no room for the link the store works all the same, unreported.
+        let start = top.as_ptr().addr();
+        let end = high_water.as_ptr().addr() + size_of::<AtomicU32>();
+        let link = PoolLink {
+            ptr: top.cast(),
+            words: [
+                start,
+                end - start,
+                max_objects,
+                blocks,
+                high_water.as_ptr().addr(),
+            ],
+            kind: "Store",
+            type_name: core::any::type_name::<T>(),
+            snapshot: store_snapshot,
+            next: None,
+        };
+        // SAFETY: `store_snapshot` reads the table's top array, published blocks and
+        // high-water word (see `table::report_counts`), all carved above in this scope
+        // and valid until it ends.
+        unsafe { self.register_pool(link) };
+        Ok(store)
+    }
+}
+
+/// Reads a registered store's statistics for a memory map report: live objects out of
+/// `max_objects`, and the most object indices ever in use at once. Reads only atomics
+/// in the table's scope memory (see `table::report_counts`), never the store object
+/// or a version.
+///
+/// # Safety
+/// `link` was filled in by `try_new_store`, and its store's scope is live.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+unsafe fn store_snapshot(link: &PoolLink) -> PoolSnapshot {
+    let [addr, bytes, max_objects, blocks, high_water] = link.words;
+    let top = link.ptr.cast::<AtomicPtr<Block>>();
+    // The high-water word was carved from the same block as `top`: the block's
+    // provenance (carried by `link.ptr`) reaches it.
+    let high_water = link.ptr.as_ptr().with_addr(high_water).cast::<AtomicU32>();
+    // SAFETY: the words are those `try_new_store` recorded for a table whose scope is
+    // live (the caller).
+    let (len, high) = unsafe { table::report_counts(top, blocks, max_objects, high_water) };
+    PoolSnapshot {
+        len,
+        capacity: max_objects,
+        high_water_len: high.max(len),
+        addr,
+        bytes,
     }
 }
 
@@ -440,10 +521,12 @@ impl<'s, T: Clone + 'static> Store<'s, T> {
         let pool = Pool::<Version<T>>::memory_needed(max_versions)?;
         let top = blocks.checked_mul(size_of::<AtomicPtr<Block>>())?;
         let storage = blocks.checked_mul(size_of::<Block>())?;
+        let high_water = size_of::<AtomicU32>() + align_of::<AtomicU32>() - 1;
         let record = ObjectLayout::<Self>::SIZE + ObjectLayout::<Self>::ALIGN - 1;
         pool.checked_add(top + align_of::<AtomicPtr<Block>>() - 1)?
             .checked_add(storage)?
             .checked_add(align_of::<Block>() - 1)?
+            .checked_add(high_water)?
             .checked_add(record)
     }
 

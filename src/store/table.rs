@@ -85,6 +85,10 @@ pub(crate) struct Table {
     seed: u32,
     /// The next never-used index.
     fresh: CachePadded<AtomicU32>,
+    /// A copy of `fresh` in scope memory, for memory map reports (which must not read
+    /// the store object): the most object indices ever in use at once. Written only
+    /// when a never-used index is handed out.
+    high_water: NonNull<AtomicU32>,
     /// Top of the recycled-index stack (linked through the blocks' `links`).
     recycled: CachePadded<AtomicU32>,
 }
@@ -107,10 +111,12 @@ impl Table {
     /// `top` has room for `blocks_for(max_objects)` pointers and `storage` for as many
     /// blocks, both aligned, unused by anything else and valid for as long as the table
     /// is used. `max_objects` is at most `u32::MAX` (so no index equals [`NONE`]).
-    /// Every entry starts at generation `seed`.
+    /// Every entry starts at generation `seed`. `high_water` is valid for writes, used
+    /// by nothing else but reports, and valid as long as the table.
     pub(crate) unsafe fn new(
         top: NonNull<AtomicPtr<Block>>,
         storage: NonNull<Block>,
+        high_water: NonNull<AtomicU32>,
         max_objects: usize,
         seed: u32,
     ) -> Table {
@@ -119,6 +125,8 @@ impl Table {
             // SAFETY: `b < blocks`, within the caller's array.
             unsafe { top.add(b).write(AtomicPtr::new(ptr::null_mut())) };
         }
+        // SAFETY: valid for writes (the caller).
+        unsafe { high_water.write(AtomicU32::new(0)) };
         Table {
             top,
             storage,
@@ -127,6 +135,7 @@ impl Table {
             seed,
             fresh: CachePadded::new(AtomicU32::new(0)),
             recycled: CachePadded::new(AtomicU32::new(NONE)),
+            high_water,
         }
     }
 
@@ -223,7 +232,13 @@ impl Table {
                 Ordering::Relaxed,
                 Ordering::Relaxed,
             ) {
-                Ok(_) => return Some(next),
+                Ok(_) => {
+                    // For reports. Relaxed: a count, it orders nothing. `fetch_max`:
+                    // racing creators may get here out of order.
+                    // SAFETY: initialised in `new`, valid as long as the table.
+                    unsafe { self.high_water.as_ref() }.fetch_max(next + 1, Ordering::Relaxed);
+                    return Some(next);
+                }
                 Err(n) => next = n,
             }
         }
@@ -311,4 +326,46 @@ pub(crate) fn spin() {
     loom::thread::yield_now();
     #[cfg(not(loom))]
     core::hint::spin_loop();
+}
+
+/// What a memory map report shows of a table: `(live objects, high-water mark)`.
+///
+/// Counts the entries that hold a version, O(`max_objects`), in published blocks only
+/// (an unpublished block is uninitialised memory). Reads only the top-level pointers,
+/// the blocks' entry words and the high-water word, all atomics in scope memory that
+/// the table reaches through raw pointers and never borrows mutably; so it may run
+/// while the caller holds `&mut Store`, or while other threads use the store (it then
+/// sees each word before or after a change).
+///
+/// # Safety
+/// `top`, `blocks`, `max_objects` and `high_water` are those of a live table (its
+/// scope has not ended).
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+pub(crate) unsafe fn report_counts(
+    top: NonNull<AtomicPtr<Block>>,
+    blocks: usize,
+    max_objects: usize,
+    high_water: *const AtomicU32,
+) -> (usize, usize) {
+    let mut live = 0;
+    for b in 0..blocks {
+        // SAFETY: `b < blocks`; the top array is initialised in `Table::new`.
+        let slot = unsafe { top.add(b).as_ref() };
+        // Acquire: as in `Table::block`, so a published block's contents are visible.
+        let p = slot.load(Ordering::Acquire);
+        if p.is_null() || p == filling() {
+            continue;
+        }
+        // SAFETY: a published pointer names a filled block that lives as long as the
+        // table (module invariants); it is only ever shared.
+        let block = unsafe { &*p };
+        let n = (max_objects - b * BLOCK_LEN).min(BLOCK_LEN);
+        live += block.entries[..n]
+            .iter()
+            .filter(|e| version(e.load(Ordering::Relaxed)) != NONE)
+            .count();
+    }
+    // SAFETY: initialised in `Table::new`, valid as long as the table.
+    let high = unsafe { &*high_water }.load(Ordering::Relaxed) as usize;
+    (live, high)
 }
