@@ -2,7 +2,9 @@
 //!
 //! Each `#[inline(never)]` function below does exactly one small allocation through one
 //! allocator, so its body is that allocator's fast path and nothing else (`ours_scope`
-//! and `bump_scope_scoped` open and close one empty scope instead; `pool_pair` and
+//! and `bump_scope_scoped` open and close one empty scope instead, `ours_child` and
+//! `ours_scratch` a child and a nested scratch scope that read their usage,
+//! `ours_string` and `bump_scope_string` place one `String` that needs drop; `pool_pair` and
 //! `box_pair` make and free one small object through a `Pool` and the global heap). `main` calls each of
 //! them `BATCHES * PER_BATCH` times, rewinding the arena between batches outside the
 //! measured functions, so no call takes a slow path (no chunk growth, no out-of-memory).
@@ -51,6 +53,25 @@ fn ours_scope(s: &mut ScopeStack<'_>) {
     });
 }
 
+/// A borrow-checked child scope that reads its usage (the scratch benchmark's baseline).
+#[inline(never)]
+fn ours_child(s: &mut ScopeStack<'_>) {
+    s.scope("child", |child| black_box(child.used()));
+}
+
+/// A scratch scope nested in another one: thread-local lookup, a fresh cursor, the outer
+/// cursor suspended and resumed (the run-time innermost check).
+#[inline(never)]
+fn ours_scratch() {
+    scope_stack::scratch(|inner| black_box(inner.used()));
+}
+
+/// One finalized `String` (it joins the run of the ones before it).
+#[inline(never)]
+fn ours_string<'s>(s: &ScopeStack<'s>) -> &'s mut String {
+    s.new_object(black_box(String::new()))
+}
+
 // ----- bumpalo -----
 
 #[inline(never)]
@@ -83,6 +104,12 @@ fn bump_scope_u32(b: &bump_scope::Bump, v: u32) -> &mut u32 {
 #[inline(never)]
 fn bump_scope_u64(b: &bump_scope::Bump, v: u64) -> &mut u64 {
     b.alloc(v).into_mut()
+}
+
+/// One `String` in a box that drops it at once.
+#[inline(never)]
+fn bump_scope_string(b: &bump_scope::BumpScope<'_>) {
+    black_box(b.alloc(black_box(String::new())));
 }
 
 #[inline(never)]
@@ -128,6 +155,16 @@ fn main() {
         for _ in 0..BATCHES * PER_BATCH {
             ours_scope(black_box(root));
         }
+        for _ in 0..BATCHES * PER_BATCH {
+            ours_child(black_box(root));
+        }
+        for _ in 0..BATCHES {
+            root.scope("strings", |strings| {
+                for _ in 0..PER_BATCH {
+                    black_box(ours_string(black_box(strings)));
+                }
+            });
+        }
         // A pool built for many threads (32 shards), used from this one.
         let pool = root.new_pool::<Obj>(1024);
         for i in 0..BATCHES * PER_BATCH {
@@ -137,6 +174,11 @@ fn main() {
     for i in 0..BATCHES * PER_BATCH {
         box_pair(black_box(u64::from(i)));
     }
+    scope_stack::scratch(|_outer| {
+        for _ in 0..BATCHES * PER_BATCH {
+            ours_scratch();
+        }
+    });
 
     let mut bumpalo = bumpalo::Bump::with_capacity(ARENA_BYTES);
     for _ in 0..BATCHES {
@@ -162,6 +204,13 @@ fn main() {
     }
     for _ in 0..BATCHES * PER_BATCH {
         bump_scope_scoped(black_box(&mut bump_scope));
+    }
+    for _ in 0..BATCHES {
+        bump_scope.scoped(|strings| {
+            for _ in 0..PER_BATCH {
+                bump_scope_string(black_box(&*strings));
+            }
+        });
     }
 
     println!(
