@@ -455,3 +455,104 @@ unsafe fn run_from(mut next: Option<NonNull<Finalizer>>) {
         core::mem::forget(rest);
     }
 }
+
+/// A chain that any thread may push records onto, and that one thread runs at the end:
+/// a Treiber stack with pushes only, so it has no ABA problem (nothing is popped while
+/// others push). A concurrent scope keeps one for threads without a slot of their own.
+///
+/// Each pushing thread's records stay in its own order, so running the stack newest
+/// first destroys each thread's values in reverse order of construction.
+pub(crate) struct SharedChain {
+    head: crate::sync::AtomicPtr<Finalizer>,
+}
+
+impl SharedChain {
+    pub(crate) fn new() -> SharedChain {
+        SharedChain {
+            head: crate::sync::AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// Links a record whose value is fully constructed.
+    ///
+    /// # Safety
+    /// As [`Chain::link`]; the record is not linked anywhere else.
+    pub(crate) unsafe fn push(&self, record: NonNull<u8>) {
+        use crate::sync::Ordering;
+        let rec = record.cast::<Finalizer>();
+        let mut old = self.head.load(Ordering::Relaxed);
+        loop {
+            // SAFETY: the record is ours until the exchange below publishes it.
+            unsafe { ptr::addr_of_mut!((*rec.as_ptr()).next).write(NonNull::new(old)) };
+            // Release: whoever runs the chain (after an Acquire load) sees the record
+            // and its value.
+            match self.head.compare_exchange_weak(
+                old,
+                rec.as_ptr(),
+                Ordering::Release,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return,
+                Err(now) => old = now,
+            }
+        }
+    }
+
+    /// Runs every linked finalizer, newest first, and empties the chain.
+    ///
+    /// # Safety
+    /// As [`Chain::run_all`]; no thread pushes any more.
+    pub(crate) unsafe fn run_all(&self) {
+        let head = self
+            .head
+            .swap(ptr::null_mut(), crate::sync::Ordering::Acquire);
+        // SAFETY: forwarded from the caller; the head was taken, so nothing runs twice.
+        unsafe { run_from(NonNull::new(head)) }
+    }
+}
+
+/// A record for a slice that does not follow it: the plain record, then where the
+/// elements are and how many (a concurrent scope's collected slices move while they
+/// grow, so their record is written once they are complete).
+#[repr(C)]
+pub(crate) struct SliceRefRecord {
+    head: Finalizer,
+    first: *mut u8,
+    len: usize,
+}
+
+/// Destroys the `[T]` a slice-reference record points at.
+///
+/// # Safety
+/// `record` was written by [`write_slice_ref_record`] for `len` live `T`s.
+unsafe fn drop_slice_ref<T>(record: NonNull<Finalizer>) {
+    // SAFETY: per the caller; the pointer keeps the provenance it was written with.
+    unsafe {
+        let r = record.cast::<SliceRefRecord>().as_ptr();
+        let first = ptr::read(ptr::addr_of!((*r).first)).cast::<T>();
+        let len = ptr::read(ptr::addr_of!((*r).len));
+        ptr::drop_in_place(ptr::slice_from_raw_parts_mut(first, len));
+    }
+}
+
+/// Writes a record that drops the `len` `T`s at `first`.
+///
+/// # Safety
+/// `record` points to room for a [`SliceRefRecord`], aligned; the elements are alive
+/// and stay where they are until the record runs.
+pub(crate) unsafe fn write_slice_ref_record<T>(record: NonNull<u8>, first: NonNull<T>, len: usize) {
+    // SAFETY: per the caller.
+    unsafe {
+        record
+            .cast::<SliceRefRecord>()
+            .as_ptr()
+            .write(SliceRefRecord {
+                head: Finalizer {
+                    run: drop_slice_ref::<T>,
+                    next: None,
+                },
+                first: first.as_ptr().cast(),
+                len,
+            });
+    }
+}

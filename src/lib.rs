@@ -56,6 +56,7 @@ extern crate alloc;
 extern crate std;
 
 mod alloc_api;
+pub mod concurrent;
 mod cursor;
 pub mod debug_fill;
 pub mod dense;
@@ -65,6 +66,8 @@ mod linear;
 pub mod pool;
 #[cfg(feature = "alloc")]
 mod report;
+#[cfg(feature = "alloc")]
+mod report_concurrent;
 pub mod rules;
 mod scope;
 mod scope_info;
@@ -78,12 +81,15 @@ mod svg;
 mod sync;
 mod thread_index;
 
+pub use concurrent::{ConcurrentConfig, ConcurrentScope, LocalScope};
 pub use dense::{DenseHandle, DensePool};
 pub use error::{AllocError, AllocErrorKind, AllocErrorWith, MAX_ERROR_NAME_LEN};
 pub use linear::{LinearAllocator, MAX_ALIGN};
 pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY, MAX_POOL_SHARDS};
 #[cfg(feature = "alloc")]
 pub use report::{MemoryMap, PoolReport, ScopeReport};
+#[cfg(feature = "alloc")]
+pub use report_concurrent::{ChunkReport, ConcurrentReport};
 pub use scope::{Scope, ScopeStack};
 #[cfg(feature = "std")]
 pub use scratch::{scratch, scratch_for, ScratchPads};

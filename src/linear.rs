@@ -466,15 +466,6 @@ impl LinearAllocator {
         addr.clamp(self.start, self.end) - self.start
     }
 
-    /// Offset of `addr` from the start of the block, or `None` if it is not inside the
-    /// block (or one past it).
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-    pub(crate) fn offset_in_block(&self, addr: usize) -> Option<usize> {
-        (self.start..=self.end)
-            .contains(&addr)
-            .then(|| addr - self.start)
-    }
-
     /// Bytes the innermost scope may still allocate.
     pub(crate) fn remaining_to_limit(&self) -> usize {
         self.active_cursor().remaining()

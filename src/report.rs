@@ -14,7 +14,7 @@ use core::fmt::{self, Write as _};
 
 use crate::linear::LinearAllocator;
 use crate::scope::ScopeStack;
-use crate::scope_info::{PoolLink, PoolSnapshot};
+use crate::scope_info::{PoolLink, PoolSnapshot, ScopeInfo};
 
 /// A snapshot of a block: its totals and every live scope, outermost first.
 ///
@@ -85,6 +85,10 @@ pub struct ScopeReport {
     pub budget: Option<usize>,
     /// Pools carved from this scope.
     pub pools: Vec<PoolReport>,
+    /// For a concurrent scope ([`ScopeStack::scope_concurrent`]): its region and the
+    /// chunks its threads claimed. Its finalizers live in per-thread chains that only
+    /// their threads may read while it is open, so `finalizers` is 0 for it.
+    pub concurrent: Option<crate::report_concurrent::ConcurrentReport>,
 }
 
 /// A pool or store carved from a scope, in a [`ScopeReport`]: a [`Pool`](crate::Pool),
@@ -169,71 +173,94 @@ impl LinearAllocator {
     /// ```
     pub fn report(&self) -> MemoryMap {
         let mut scopes = Vec::new();
+        let block_start = self.offset_base();
+        // A live concurrent scope's region lies above the bump pointer's account (see
+        // `crate::concurrent`): count what its threads claimed.
+        let mut end = self.used();
+        self.for_each_live_scope(|info, _| {
+            if let Some(c) = crate::report_concurrent::concurrent_of(info) {
+                end = end.max(c.region.top() - block_start);
+            }
+        });
         // Every deeper scope lies inside an outer one, so a scope's inclusive extent runs
-        // from its start to the bump pointer.
-        let end = self.used();
+        // from its start to the top.
         self.for_each_live_scope(|info, own| {
             let start = self.offset_of(info.start);
-            let mut finalizer_offsets = Vec::new();
-            info.chain
-                .for_each_record(|addr| finalizer_offsets.push(self.offset_of(addr)));
-            finalizer_offsets.reverse();
-            let mut pools = Vec::new();
-            let mut link = info.pools();
-            while let Some(l) = link {
-                // SAFETY: pool links live in this scope's memory and stay valid while the
-                // scope is live (see `ScopeInfo::add_pool`).
-                let l = unsafe { l.as_ref() };
-                // SAFETY: as above; `snapshot` was registered with this link's pool.
-                let p = unsafe { (l.snapshot)(l) };
-                let offset = self.pool_offset(&p, l);
-                pools.push(PoolReport {
-                    kind: l.kind,
-                    type_name: short_type_name(l.type_name),
-                    len: p.len,
-                    capacity: p.capacity,
-                    high_water_len: p.high_water_len,
-                    offset,
-                    bytes: p.bytes.min(self.capacity() - offset),
-                });
-                link = l.next;
-            }
-            pools.reverse();
-            scopes.push(ScopeReport {
-                name: String::from(info.name()),
-                depth: info.depth(),
-                start,
-                own_bytes: own,
-                inclusive_bytes: end.saturating_sub(start),
-                finalizers: info.chain.len(),
-                finalizer_offsets,
-                budget: info.budget(),
+            let own = match crate::report_concurrent::concurrent_of(info) {
+                Some(c) => c.region.top() - info.start,
+                None => own,
+            };
+            let pools = pool_rows(info, self.capacity(), block_start);
+            scopes.push(crate::report_concurrent::scope_row(
+                info,
+                block_start,
+                own,
+                end.saturating_sub(start),
                 pools,
-            });
+            ));
         });
         scopes.reverse();
         MemoryMap {
             capacity: self.capacity(),
-            used: self.used(),
-            high_water_mark: self.high_water_mark(),
+            used: end,
+            high_water_mark: self.high_water_mark().max(end),
             scopes,
         }
     }
+
+    /// Address of the block's first byte.
+    fn offset_base(&self) -> usize {
+        self.end_addr() - self.capacity()
+    }
 }
 
-impl LinearAllocator {
-    /// Where a pool's storage begins, as an offset inside the block.
-    ///
-    /// A pool's storage address is outside the block when its first array holds a
-    /// zero-sized type: Rust gives such an array a dangling address, since it takes no
-    /// memory. The pool's side tables (`link.ptr`, scope memory by the contract of
-    /// `PoolLink`) were carved right after it, so they mark where its bytes begin. If
-    /// even those are elsewhere, the pool is shown where its link record sits.
-    fn pool_offset(&self, p: &PoolSnapshot, link: &PoolLink) -> usize {
-        self.offset_in_block(p.addr)
-            .or_else(|| self.offset_in_block(link.ptr.as_ptr().addr()))
-            .unwrap_or_else(|| self.offset_of(core::ptr::from_ref(link).addr()))
+/// The rows of the pools carved from a scope, in the order they were made.
+pub(crate) fn pool_rows(info: &ScopeInfo, capacity: usize, block_start: usize) -> Vec<PoolReport> {
+    let mut pools = Vec::new();
+    let mut link = info.pools();
+    while let Some(l) = link {
+        // SAFETY: pool links live in this scope's memory and stay valid while the
+        // scope is live (see `ScopeInfo::add_pool`).
+        let l = unsafe { l.as_ref() };
+        // SAFETY: as above; `snapshot` was registered with this link's pool.
+        let p = unsafe { (l.snapshot)(l) };
+        let offset = pool_offset(&p, l, capacity, block_start);
+        pools.push(PoolReport {
+            kind: l.kind,
+            type_name: short_type_name(l.type_name),
+            len: p.len,
+            capacity: p.capacity,
+            high_water_len: p.high_water_len,
+            offset,
+            bytes: p.bytes.min(capacity - offset),
+        });
+        link = l.next;
     }
+    pools.reverse();
+    pools
+}
+
+/// Where a pool's storage begins, as an offset inside the block.
+///
+/// A pool's storage address is outside the block when its first array holds a
+/// zero-sized type: Rust gives such an array a dangling address, since it takes no
+/// memory. The pool's side tables (`link.ptr`, scope memory by the contract of
+/// `PoolLink`) were carved right after it, so they mark where its bytes begin. If
+/// even those are elsewhere, the pool is shown where its link record sits.
+fn pool_offset(p: &PoolSnapshot, link: &PoolLink, capacity: usize, block_start: usize) -> usize {
+    let inside = |addr: usize| {
+        (block_start..=block_start + capacity)
+            .contains(&addr)
+            .then(|| addr - block_start)
+    };
+    inside(p.addr)
+        .or_else(|| inside(link.ptr.as_ptr().addr()))
+        .unwrap_or_else(|| {
+            core::ptr::from_ref(link)
+                .addr()
+                .clamp(block_start, block_start + capacity)
+                - block_start
+        })
 }
 
 impl ScopeStack<'_> {
@@ -370,6 +397,36 @@ impl fmt::Display for MemoryMap {
                 self.bar(s.start, s.own_bytes, s.inclusive_bytes),
                 nw = name_width
             )?;
+            if let Some(c) = &s.concurrent {
+                let mut clabel = String::new();
+                for _ in 0..=s.depth {
+                    clabel.push_str("  ");
+                }
+                writeln!(
+                    f,
+                    "  {}{} threads, {} chunks, {} of {} claimed, {} direct",
+                    clabel,
+                    c.threads,
+                    Bytes(c.chunk_size),
+                    Bytes(c.claimed_bytes),
+                    Bytes(c.region_bytes),
+                    Bytes(c.direct_bytes),
+                )?;
+                for ch in &c.chunks {
+                    let label = alloc::format!("{clabel}- chunk of thread {}", ch.thread);
+                    writeln!(
+                        f,
+                        "  {:<nw$}  {:>10}  {:>10}  used {} ({} {})",
+                        label,
+                        ch.offset,
+                        Bytes(ch.bytes),
+                        Bytes(ch.used),
+                        Bytes(ch.tail),
+                        if ch.current { "free" } else { "wasted" },
+                        nw = name_width
+                    )?;
+                }
+            }
             for p in &s.pools {
                 let mut plabel = String::new();
                 for _ in 0..=s.depth {

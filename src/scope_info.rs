@@ -49,6 +49,10 @@ pub(crate) struct Extras {
     /// Pools carved from this scope, newest first (for reports).
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pools: Cell<Option<NonNull<PoolLink>>>,
+    /// What a concurrent scope shows the report (its region and chunks): set only by
+    /// the concurrent layer, read only by the report layer, which knows the type.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    detail: Option<NonNull<()>>,
 }
 
 impl Extras {
@@ -58,6 +62,17 @@ impl Extras {
         Extras {
             budget,
             pools: Cell::new(None),
+            detail: None,
+        }
+    }
+
+    /// Extras of a concurrent scope, pointing at its shared state (which must outlive
+    /// the record).
+    pub(crate) fn with_detail(budget: Option<usize>, detail: NonNull<()>) -> Extras {
+        Extras {
+            budget,
+            pools: Cell::new(None),
+            detail: Some(detail),
         }
     }
 }
@@ -108,6 +123,12 @@ impl ScopeInfo {
     #[inline]
     pub(crate) fn budget(&self) -> Option<usize> {
         self.extras().and_then(|e| e.budget)
+    }
+
+    /// A concurrent scope's shared state (see [`Extras::with_detail`]).
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn detail(&self) -> Option<NonNull<()>> {
+        self.extras().and_then(|e| e.detail)
     }
 
     /// The newest pool registered with this scope.

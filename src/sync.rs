@@ -12,9 +12,13 @@
 //! is never lost).
 
 #[cfg(not(loom))]
-pub(crate) use core::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+pub(crate) use core::sync::atomic::{
+    fence, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{
+    fence, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
+};
 
 /// Tells the processor (or loom's scheduler) that this thread is waiting for another
 /// one to make progress.

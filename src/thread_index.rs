@@ -8,6 +8,14 @@
 //! so, and a pool with that many shards gives each its own. Past [`DENSE`] live threads,
 //! further threads share indices from a wrapping counter: correct, only slower.
 //!
+//! [`current_exclusive`] says whether the index is one of those unique ones: it returns
+//! the index only while the thread holds its bitmap bit, and [`SHARED`] otherwise (past
+//! [`DENSE`] live threads, once the thread's registration has been given back during
+//! its exit, without `std`, and under loom). A bit is given back with `Release` and
+//! taken with `Acquire`, so a thread that takes an index over from an exited one sees
+//! everything the exited thread wrote under that index (a concurrent scope's per-thread
+//! slot relies on this).
+//!
 //! The registry is a fixed bitmap in a `static`: taking and returning an index never
 //! touches the global heap. Without `std` (no thread-locals) and under loom (whose
 //! models must be deterministic across runs) every thread gets index 0; callers that
@@ -19,12 +27,15 @@ pub(crate) const DENSE: u32 = 64 * WORDS as u32;
 #[cfg(all(feature = "std", not(loom)))]
 const WORDS: usize = 16;
 
+/// What [`current_exclusive`] returns for a thread whose index is shared.
+pub(crate) const SHARED: u32 = u32::MAX - 1;
+
 #[cfg(all(feature = "std", not(loom)))]
 mod imp {
     use core::cell::Cell;
     use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-    use super::{DENSE, WORDS};
+    use super::{DENSE, SHARED, WORDS};
 
     /// Bit `i` is set while a live thread holds index `i`.
     static IN_USE: [AtomicU64; WORDS] = [const { AtomicU64::new(0) }; WORDS];
@@ -40,11 +51,13 @@ mod imp {
         fn drop(&mut self) {
             let id = self.0.get();
             if id < DENSE {
-                // Anything this thread still does while it exits shares shard 0.
+                // Anything this thread still does while it exits shares shard 0, and owns
+                // no index exclusively any more.
                 let _ = INDEX.try_with(|i| i.set(0));
-                // Relaxed: the bit orders nothing; it only keeps indices apart, and the
-                // read-modify-write chain on the word does that by itself.
-                IN_USE[(id / 64) as usize].fetch_and(!(1 << (id % 64)), Ordering::Relaxed);
+                let _ = EXCLUSIVE.try_with(|i| i.set(SHARED));
+                // Release: the next thread to take this bit (Acquire, in `take_bit`) sees
+                // everything this one wrote under its index (see the module docs).
+                IN_USE[(id / 64) as usize].fetch_and(!(1 << (id % 64)), Ordering::Release);
             }
         }
     }
@@ -53,6 +66,9 @@ mod imp {
         /// The index itself: a type without `Drop`, so reading it is one load from
         /// thread-local storage, with no lazy-registration check.
         static INDEX: Cell<u32> = const { Cell::new(UNASSIGNED) };
+        /// The index while the thread holds its bitmap bit, else `SHARED` (or
+        /// `UNASSIGNED` before the first look-up).
+        static EXCLUSIVE: Cell<u32> = const { Cell::new(UNASSIGNED) };
         /// Holds the bitmap index until the thread exits.
         static GUARD: Registration = const { Registration(Cell::new(UNASSIGNED)) };
     }
@@ -77,6 +93,12 @@ mod imp {
             OVERFLOW.fetch_add(1, Ordering::Relaxed) % DENSE
         };
         let _ = INDEX.try_with(|i| i.set(id));
+        let exclusive = if id < DENSE && GUARD.try_with(|g| g.0.get() == id).unwrap_or(false) {
+            id
+        } else {
+            SHARED
+        };
+        let _ = EXCLUSIVE.try_with(|i| i.set(exclusive));
         id
     }
 
@@ -86,11 +108,11 @@ mod imp {
             let mut bits = word.load(Ordering::Relaxed);
             while bits != u64::MAX {
                 let bit = (!bits).trailing_zeros();
-                // Relaxed: see `Registration::drop`.
+                // Acquire: see `Registration::drop`.
                 match word.compare_exchange_weak(
                     bits,
                     bits | 1 << bit,
-                    Ordering::Relaxed,
+                    Ordering::Acquire,
                     Ordering::Relaxed,
                 ) {
                     Ok(_) => return w as u32 * 64 + bit,
@@ -109,6 +131,24 @@ mod imp {
             id => id,
         }
     }
+
+    /// The calling thread's index if no other live thread holds it, else `SHARED`.
+    #[inline(always)]
+    pub(crate) fn current_exclusive() -> u32 {
+        // `try_with`: a thread whose thread-locals are gone shares.
+        match EXCLUSIVE.try_with(Cell::get) {
+            Ok(UNASSIGNED) => exclusive_slow(),
+            Ok(id) => id,
+            Err(_) => SHARED,
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn exclusive_slow() -> u32 {
+        assign();
+        EXCLUSIVE.try_with(Cell::get).unwrap_or(SHARED)
+    }
 }
 
 #[cfg(not(all(feature = "std", not(loom))))]
@@ -118,9 +158,16 @@ mod imp {
     pub(crate) fn current() -> u32 {
         0
     }
+
+    /// No index is exclusive without thread-locals (see the module docs).
+    #[inline(always)]
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    pub(crate) fn current_exclusive() -> u32 {
+        super::SHARED
+    }
 }
 
-pub(crate) use imp::current;
+pub(crate) use imp::{current, current_exclusive};
 
 #[cfg(all(test, feature = "std", not(loom)))]
 mod tests {
@@ -148,5 +195,15 @@ mod tests {
         });
         assert!(a != b && a != here && b != here, "{a} {b} {here}");
         assert!(a < DENSE && b < DENSE);
+    }
+
+    #[test]
+    fn a_bitmap_index_is_exclusive() {
+        std::thread::spawn(|| {
+            let id = current();
+            assert_eq!(current_exclusive(), id);
+        })
+        .join()
+        .unwrap();
     }
 }

@@ -1,0 +1,437 @@
+//! The placement methods of `&ConcurrentScope`: each looks up the calling thread's slot
+//! and places through it, exactly as [`LocalScope`](super::LocalScope) does (see there
+//! for the details). This module owns no state; its invariant is that each method here
+//! is the `LocalScope` method of the same name, reached through `local()`.
+
+use core::alloc::Layout;
+use core::fmt;
+use core::ptr::NonNull;
+
+use crate::error::{AllocError, AllocErrorWith};
+
+use super::ConcurrentScope;
+
+impl<'c> ConcurrentScope<'_> {
+    /// Places a value that needs no drop (checked at build time). (see
+    /// [`LocalScope::new_pod`](super::LocalScope::new_pod)).
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert_eq!(*jobs.new_pod(5u32), 5);
+    /// }));
+    /// ```
+    #[inline(always)]
+    #[track_caller]
+    pub fn new_pod<T>(&'c self, value: T) -> &'c mut T {
+        self.local().new_pod(value)
+    }
+
+    /// Places a value that needs no drop, or hands it back with the error.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_new_pod(5u32).is_ok());
+    /// }));
+    /// ```
+    #[inline]
+    pub fn try_new_pod<T>(&'c self, value: T) -> Result<&'c mut T, AllocErrorWith<T>> {
+        self.local().try_new_pod(value)
+    }
+
+    /// Places a value; if it needs drop, its destructor runs when the scope closes, on the closing thread (so it must be `Send`).
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     jobs.new_object(String::from("dropped at the close"));
+    /// }));
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn new_object<T: Send + 'static>(&'c self, value: T) -> &'c mut T {
+        self.local().new_object(value)
+    }
+
+    /// Places a value with a finalizer if it needs drop, or hands it back with the error.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_new_object(vec![1u8]).is_ok());
+    /// }));
+    /// ```
+    #[inline]
+    pub fn try_new_object<T: Send + 'static>(
+        &'c self,
+        value: T,
+    ) -> Result<&'c mut T, AllocErrorWith<T>> {
+        self.local().try_new_object(value)
+    }
+
+    /// As [`new_pod`](Self::new_pod), building the value in place.
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert_eq!(jobs.new_pod_with(|| [1u8; 4096])[4095], 1);
+    /// }));
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn new_pod_with<T>(&'c self, f: impl FnOnce() -> T) -> &'c mut T {
+        self.local().new_pod_with(f)
+    }
+
+    /// As [`try_new_pod`](Self::try_new_pod), building the value in place; `f` is not called when there is no room.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_new_pod_with(|| 1u8).is_ok());
+    /// }));
+    /// ```
+    #[inline]
+    pub fn try_new_pod_with<T>(&'c self, f: impl FnOnce() -> T) -> Result<&'c mut T, AllocError> {
+        self.local().try_new_pod_with(f)
+    }
+
+    /// As [`new_object`](Self::new_object), building the value in place.
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.new_object_with(Vec::<u8>::new).is_empty());
+    /// }));
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn new_object_with<T: Send + 'static>(&'c self, f: impl FnOnce() -> T) -> &'c mut T {
+        self.local().new_object_with(f)
+    }
+
+    /// As [`try_new_object`](Self::try_new_object), building the value in place; `f` is not called when there is no room.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_new_object_with(String::new).is_ok());
+    /// }));
+    /// ```
+    #[inline]
+    pub fn try_new_object_with<T: Send + 'static>(
+        &'c self,
+        f: impl FnOnce() -> T,
+    ) -> Result<&'c mut T, AllocError> {
+        self.local().try_new_object_with(f)
+    }
+
+    /// Allocates uninitialised memory for `layout` (any power-of-two alignment up to [`MAX_ALIGN`](crate::MAX_ALIGN)).
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     let p = jobs.alloc_layout(core::alloc::Layout::from_size_align(64, 64).unwrap());
+    /// assert_eq!(p.as_ptr() as usize % 64, 0);
+    /// }));
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn alloc_layout(&'c self, layout: Layout) -> NonNull<u8> {
+        self.local().alloc_layout(layout)
+    }
+
+    /// Allocates uninitialised memory for `layout`, or says why it cannot.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_alloc_layout(core::alloc::Layout::new::<u64>()).is_ok());
+    /// }));
+    /// ```
+    #[inline]
+    pub fn try_alloc_layout(&'c self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
+        self.local().try_alloc_layout(layout)
+    }
+
+    /// Copies a slice into the scope.
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert_eq!(jobs.alloc_slice_copy(&[1, 2]), &[1, 2]);
+    /// }));
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn alloc_slice_copy<T: Copy>(&'c self, src: &[T]) -> &'c mut [T] {
+        self.local().alloc_slice_copy(src)
+    }
+
+    /// Copies a slice into the scope, or says why it cannot.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_alloc_slice_copy(&[1, 2]).is_ok());
+    /// }));
+    /// ```
+    #[inline]
+    pub fn try_alloc_slice_copy<T: Copy>(&'c self, src: &[T]) -> Result<&'c mut [T], AllocError> {
+        self.local().try_alloc_slice_copy(src)
+    }
+
+    /// Clones a slice into the scope; the clones are dropped when it closes.
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert_eq!(jobs.alloc_slice_clone(&[String::from("a")])[0], "a");
+    /// }));
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn alloc_slice_clone<T: Clone + Send + 'static>(&'c self, src: &[T]) -> &'c mut [T] {
+        self.local().alloc_slice_clone(src)
+    }
+
+    /// Clones a slice into the scope, or says why the memory cannot be had.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_alloc_slice_clone(&[String::new()]).is_ok());
+    /// }));
+    /// ```
+    #[inline]
+    pub fn try_alloc_slice_clone<T: Clone + Send + 'static>(
+        &'c self,
+        src: &[T],
+    ) -> Result<&'c mut [T], AllocError> {
+        self.local().try_alloc_slice_clone(src)
+    }
+
+    /// A slice of `len` values made by `f(index)`; values that need drop are dropped when the scope closes.
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert_eq!(jobs.alloc_slice_fill_with(3, |i| i), &[0, 1, 2]);
+    /// }));
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn alloc_slice_fill_with<T: Send + 'static>(
+        &'c self,
+        len: usize,
+        f: impl FnMut(usize) -> T,
+    ) -> &'c mut [T] {
+        self.local().alloc_slice_fill_with(len, f)
+    }
+
+    /// A slice of `len` values made by `f(index)`, or why the memory cannot be had.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_alloc_slice_fill_with(3, |i| i).is_ok());
+    /// }));
+    /// ```
+    #[inline]
+    pub fn try_alloc_slice_fill_with<T: Send + 'static>(
+        &'c self,
+        len: usize,
+        f: impl FnMut(usize) -> T,
+    ) -> Result<&'c mut [T], AllocError> {
+        self.local().try_alloc_slice_fill_with(len, f)
+    }
+
+    /// Collects an iterator into a slice (see [`LocalScope::alloc_iter`](super::LocalScope::alloc_iter)).
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert_eq!(jobs.alloc_iter((0..4).filter(|i| i % 2 == 0)), &[0, 2]);
+    /// }));
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn alloc_iter<T: Send + 'static>(
+        &'c self,
+        iter: impl IntoIterator<Item = T>,
+    ) -> &'c mut [T] {
+        self.local().alloc_iter(iter)
+    }
+
+    /// Collects an iterator into a slice, or says why the memory ran out.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_alloc_iter(0..4).is_ok());
+    /// }));
+    /// ```
+    #[inline]
+    pub fn try_alloc_iter<T: Send + 'static>(
+        &'c self,
+        iter: impl IntoIterator<Item = T>,
+    ) -> Result<&'c mut [T], AllocError> {
+        self.local().try_alloc_iter(iter)
+    }
+
+    /// Copies a string into the scope.
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert_eq!(jobs.alloc_str("frog"), "frog");
+    /// }));
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn alloc_str(&'c self, src: &str) -> &'c mut str {
+        self.local().alloc_str(src)
+    }
+
+    /// Copies a string into the scope, or says why it cannot.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_alloc_str("frog").is_ok());
+    /// }));
+    /// ```
+    #[inline]
+    pub fn try_alloc_str(&'c self, src: &str) -> Result<&'c mut str, AllocError> {
+        self.local().try_alloc_str(src)
+    }
+
+    /// Formats text straight into the scope (see [`LocalScope::alloc_fmt`](super::LocalScope::alloc_fmt)).
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert_eq!(jobs.alloc_fmt(format_args!("job {}", 3)), "job 3");
+    /// }));
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn alloc_fmt(&'c self, args: fmt::Arguments<'_>) -> &'c mut str {
+        self.local().alloc_fmt(args)
+    }
+
+    /// Formats text straight into the scope, or says why the memory cannot be had.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_alloc_fmt(format_args!("{}", 1)).is_ok());
+    /// }));
+    /// ```
+    #[inline]
+    pub fn try_alloc_fmt(&'c self, args: fmt::Arguments<'_>) -> Result<&'c mut str, AllocError> {
+        self.local().try_alloc_fmt(args)
+    }
+
+    /// Collects an iterator of known length into a slice.
+    ///
+    /// # Panics
+    /// When the scope is out of memory, or the iterator ends before its `len`.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert_eq!(jobs.alloc_iter_exact([1, 2]), &[1, 2]);
+    /// }));
+    /// ```
+    #[inline]
+    #[track_caller]
+    pub fn alloc_iter_exact<T: Send + 'static, I>(&'c self, iter: I) -> &'c mut [T]
+    where
+        I: IntoIterator<Item = T>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        self.local().alloc_iter_exact(iter)
+    }
+
+    /// Collects an iterator of known length, or says why the memory cannot be had.
+    ///
+    /// # Panics
+    /// When the iterator ends before its `len`.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| frame.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_alloc_iter_exact([1, 2]).is_ok());
+    /// }));
+    /// ```
+    #[inline]
+    pub fn try_alloc_iter_exact<T: Send + 'static, I>(
+        &'c self,
+        iter: I,
+    ) -> Result<&'c mut [T], AllocError>
+    where
+        I: IntoIterator<Item = T>,
+        I::IntoIter: ExactSizeIterator,
+    {
+        self.local().try_alloc_iter_exact(iter)
+    }
+}

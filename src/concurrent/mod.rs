@@ -1,0 +1,611 @@
+//! Concurrent scopes: many threads allocate into one scope at once, each at bump speed.
+//!
+//! This module owns a concurrent scope's lifecycle: it carves the scope's region from
+//! the parent, lends `&ConcurrentScope` to a closure that may share it with any number
+//! of threads, and when the closure returns (or panics) runs every finalizer exactly
+//! once on the closing thread and rewinds the region in one step. The invariant it
+//! keeps: nothing a concurrent scope hands out outlives the closure, and no two threads
+//! ever bump the same pointer without an atomic read-modify-write.
+//!
+//! # How it works
+//!
+//! The scope owns a *region*: the rest of the parent's room, or its budget. At its
+//! start it carves a table of per-thread *slots* (128 bytes each, one per dense thread
+//! index, see `crate::thread_index`). A thread's first allocation claims a *chunk* of
+//! the region with one compare-exchange and bumps through it with plain loads and
+//! stores; a full chunk claims the next. Requests larger than a quarter of a chunk are
+//! claimed straight from the region. A thread whose index is shared (more live threads
+//! than slots, or a thread that is exiting) has no slot: each of its allocations is a
+//! compare-exchange on the region, and its finalizers are pushed onto a lock-free
+//! overflow chain. Only the thread that holds an index exclusively touches that slot, so
+//! the fast path has no atomic read-modify-write (see `region`).
+//!
+//! # Soundness
+//!
+//! - **Lifetimes keep every thread inside the closure.** The closure receives
+//!   `&'c ConcurrentScope<'env>` with a higher-ranked `'c`; everything placed is
+//!   `&'c mut T`. A thread that uses the scope must have been joined before the closure
+//!   returns (`std::thread::scope`, rayon), and that join orders all its writes before
+//!   the close. The parent is borrowed mutably meanwhile, so it allocates nothing.
+//! - **Finalizers may run on another thread**, so a value that gets one must be
+//!   `Send + 'static` ([`ConcurrentScope::new_object`]). Values that need no drop may
+//!   borrow anything that outlives the closure (`'env`).
+//! - **Order.** Each thread's values are destroyed in reverse order of construction.
+//!   Across threads: first the overflow chain (slot-less threads, newest first), then
+//!   the slots in ascending thread index, each newest first. Values of different
+//!   threads are otherwise in no promised order. A panicking destructor skips no other.
+//!
+//! A reference cannot leave the closure:
+//!
+//! ```compile_fail,E0521
+//! use scope_stack::LinearAllocator;
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! memory.scope("level", |level| {
+//!     let escaped = level.scope_concurrent("jobs", |jobs| jobs.new_pod(1u32));
+//! });
+//! ```
+//!
+//! Nor can the scope be given to a thread that may outlive it:
+//!
+//! ```compile_fail,E0521
+//! use scope_stack::LinearAllocator;
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! memory.scope("level", |level| {
+//!     level.scope_concurrent("jobs", |jobs| {
+//!         std::thread::spawn(move || *jobs.new_pod(1u32));
+//!     });
+//! });
+//! ```
+//!
+//! A value whose destructor could not run on another thread is refused:
+//!
+//! ```compile_fail,E0277
+//! use scope_stack::LinearAllocator;
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! memory.scope("level", |level| {
+//!     level.scope_concurrent("jobs", |jobs| {
+//!         jobs.new_object(std::rc::Rc::new(5u32));
+//!     });
+//! });
+//! ```
+
+mod alloc_api;
+mod forward;
+mod local;
+pub(crate) mod region;
+
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
+use crate::cursor::Cursor;
+use crate::error::{AllocError, AllocErrorKind};
+use crate::linear::LinearAllocator;
+use crate::scope::ScopeStack;
+use crate::scope_info::{Extras, ScopeInfo};
+use crate::thread_index;
+
+pub use local::LocalScope;
+use region::{Region, Slot, SLOT_BYTES};
+
+/// How a concurrent scope is laid out: its budget, chunk size and slot count.
+///
+/// ```
+/// use scope_stack::{ConcurrentConfig, LinearAllocator};
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+/// memory.scope("frame", |frame| {
+///     let config = ConcurrentConfig::new().budget(256 << 10).chunk_size(8 << 10).threads(8);
+///     frame.scope_concurrent_with("jobs", config, |jobs| {
+///         assert!(jobs.remaining() <= 256 << 10);
+///     });
+/// });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConcurrentConfig {
+    /// Bytes the scope may take from its parent (`None`: all the parent has left).
+    pub budget: Option<usize>,
+    /// Bytes a thread claims at a time. Smaller when the region is small (see
+    /// [`chunk_size`](Self::chunk_size)).
+    pub chunk_size: usize,
+    /// Per-thread slots: threads whose index is below this bump without atomics; the
+    /// others take a slower shared path.
+    pub threads: usize,
+}
+
+/// The chunk size used when none is given.
+pub const DEFAULT_CHUNK_SIZE: usize = 16 << 10;
+/// The slot count used when none is given: thread indices `0..32` get a slot.
+pub const DEFAULT_THREADS: usize = 32;
+/// The smallest chunk a scope uses.
+const MIN_CHUNK: usize = 256;
+
+impl ConcurrentConfig {
+    /// No budget, [`DEFAULT_CHUNK_SIZE`], [`DEFAULT_THREADS`].
+    ///
+    /// ```
+    /// # use scope_stack::ConcurrentConfig;
+    /// assert_eq!(ConcurrentConfig::new().budget, None);
+    /// ```
+    pub const fn new() -> ConcurrentConfig {
+        ConcurrentConfig {
+            budget: None,
+            chunk_size: DEFAULT_CHUNK_SIZE,
+            threads: DEFAULT_THREADS,
+        }
+    }
+
+    /// Caps the region at `bytes`.
+    ///
+    /// ```
+    /// # use scope_stack::ConcurrentConfig;
+    /// assert_eq!(ConcurrentConfig::new().budget(4096).budget, Some(4096));
+    /// ```
+    pub const fn budget(mut self, bytes: usize) -> ConcurrentConfig {
+        self.budget = Some(bytes);
+        self
+    }
+
+    /// Sets the bytes a thread claims at a time. The scope uses at most this, and less
+    /// when the region is small: at most a quarter of the region per slot, and never
+    /// below 256 bytes.
+    ///
+    /// ```
+    /// # use scope_stack::ConcurrentConfig;
+    /// assert_eq!(ConcurrentConfig::new().chunk_size(4096).chunk_size, 4096);
+    /// ```
+    pub const fn chunk_size(mut self, bytes: usize) -> ConcurrentConfig {
+        self.chunk_size = bytes;
+        self
+    }
+
+    /// Sets the number of per-thread slots (128 bytes each, carved from the region; at
+    /// most a quarter of the region is used for them).
+    ///
+    /// ```
+    /// # use scope_stack::ConcurrentConfig;
+    /// assert_eq!(ConcurrentConfig::new().threads(4).threads, 4);
+    /// ```
+    pub const fn threads(mut self, slots: usize) -> ConcurrentConfig {
+        self.threads = slots;
+        self
+    }
+}
+
+impl Default for ConcurrentConfig {
+    fn default() -> Self {
+        ConcurrentConfig::new()
+    }
+}
+
+/// A scope that any number of threads allocate into at once.
+///
+/// Open one with [`ScopeStack::scope_concurrent`]. Share `&ConcurrentScope` with worker
+/// threads (`std::thread::scope`, rayon): everything they place lives until the
+/// closure returns, so a worker's output can be handed back through the join and read
+/// by the opening thread. Each thread bumps through a chunk of its own, without atomic
+/// read-modify-writes; [`local`](Self::local) skips even the thread look-up.
+///
+/// ```
+/// use scope_stack::LinearAllocator;
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+/// memory.scope("frame", |frame| {
+///     let total = frame.scope_concurrent("jobs", |jobs| {
+///         let lists: Vec<&[u32]> = std::thread::scope(|t| {
+///             let handles: Vec<_> = (0..4u32)
+///                 .map(|w| t.spawn(move || &*jobs.alloc_slice_fill_with(100, |i| w + i as u32)))
+///                 .collect();
+///             handles.into_iter().map(|h| h.join().unwrap()).collect()
+///         });
+///         lists.iter().map(|l| l.iter().sum::<u32>()).sum::<u32>()
+///     });
+///     assert_eq!(total, 4 * 4950 + 100 * (0 + 1 + 2 + 3));
+/// });
+/// ```
+pub struct ConcurrentScope<'env> {
+    pub(crate) inner: Inner,
+    _env: PhantomData<fn(&'env ()) -> &'env ()>,
+}
+
+/// Everything a concurrent scope's threads share; it lives in the frame of the call
+/// that opened the scope.
+pub(crate) struct Inner {
+    /// A pointer with the block's provenance.
+    pub(crate) base: NonNull<u8>,
+    /// The slot table (in the region).
+    pub(crate) slots: NonNull<Slot>,
+    /// Slots in the table.
+    pub(crate) slot_count: usize,
+    /// The claimable memory.
+    pub(crate) region: Region,
+    /// Bytes a slot claims at a time.
+    pub(crate) chunk_size: usize,
+    /// Requests with `size + align` above this go straight to the region.
+    pub(crate) large: usize,
+    /// The scope's name (outlives the scope).
+    name: NonNull<str>,
+    /// The budget it was opened with.
+    pub(crate) budget: Option<usize>,
+    /// Whether the budget, not the block, set the region's end.
+    pub(crate) budget_binds: bool,
+    /// The block's capacity, for errors.
+    pub(crate) capacity: usize,
+    /// Where the scope began (its rewind point, before the slot table's alignment).
+    pub(crate) start: usize,
+    /// Address of the block's first byte, for report offsets.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) block_start: usize,
+    /// The block's high-water mark when the scope opened (reports on any thread read
+    /// this instead of the block, whose counters belong to the opening thread).
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) high_water_at_open: usize,
+    /// The scope's record in the block's list of live scopes.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) info: NonNull<ScopeInfo>,
+}
+
+// SAFETY: every field that threads write is an atomic (the region's `next`, the
+// overflow chain, a slot's `cur` and `chunks`) or belongs to one thread at a time (a
+// slot's other fields: see `region`'s invariants). The rest is read-only while the
+// scope is open. Values placed need no `Send` to be placed: they stay with the thread
+// that holds their reference, and those that get a finalizer must be `Send`.
+unsafe impl Sync for ConcurrentScope<'_> {}
+// SAFETY: as above; the scope holds nothing tied to the thread that opened it.
+unsafe impl Send for ConcurrentScope<'_> {}
+
+impl Inner {
+    /// The scope's name.
+    pub(crate) fn name(&self) -> &str {
+        // SAFETY: the name was borrowed for longer than the scope call.
+        unsafe { self.name.as_ref() }
+    }
+
+    /// The error for a request of `size` bytes at `align` that found no room.
+    #[cold]
+    pub(crate) fn oom(&self, size: usize, align: usize, remaining: usize) -> AllocError {
+        let kind = if self.budget_binds {
+            AllocErrorKind::BudgetExceeded
+        } else {
+            AllocErrorKind::OutOfMemory
+        };
+        let err = self.error(kind, size, align, remaining);
+        match self.budget {
+            Some(b) if self.budget_binds => err.with_budget(b),
+            _ => err,
+        }
+    }
+
+    /// An error of `kind` in this scope.
+    #[cold]
+    pub(crate) fn error(
+        &self,
+        kind: AllocErrorKind,
+        size: usize,
+        align: usize,
+        remaining: usize,
+    ) -> AllocError {
+        AllocError::in_scope(kind, size, align, remaining, self.capacity, self.name())
+    }
+
+    /// The calling thread's slot, if it holds its index exclusively and the table has
+    /// one for it; and the index.
+    #[inline(always)]
+    pub(crate) fn slot_here(&self) -> (Option<NonNull<Slot>>, u32) {
+        let index = thread_index::current_exclusive();
+        if (index as usize) < self.slot_count {
+            // SAFETY: `index < slot_count`, inside the table.
+            (Some(unsafe { self.slots.add(index as usize) }), index)
+        } else {
+            (None, index)
+        }
+    }
+
+    /// Each slot of the table.
+    pub(crate) fn slots(&self) -> impl Iterator<Item = &Slot> + '_ {
+        // SAFETY: the table holds `slot_count` initialised slots while the scope lives.
+        (0..self.slot_count).map(move |i| unsafe { &*self.slots.add(i).as_ptr() })
+    }
+}
+
+impl<'env> ConcurrentScope<'env> {
+    /// The name this scope was opened with.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |f| f.scope_concurrent("jobs", |jobs| assert_eq!(jobs.name(), "jobs")));
+    /// ```
+    pub fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    /// A handle for the calling thread that skips the thread look-up on every call. It
+    /// cannot leave the thread (it is neither `Send` nor `Sync`). Several handles, and
+    /// calls on `&ConcurrentScope`, may be mixed on one thread.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("frame", |frame| {
+    ///     frame.scope_concurrent("jobs", |jobs| {
+    ///         std::thread::scope(|t| {
+    ///             t.spawn(|| {
+    ///                 let here = jobs.local();
+    ///                 let xs: Vec<&mut u64> = (0..100).map(|i| here.new_pod(i)).collect();
+    ///                 assert_eq!(*xs[99], 99);
+    ///             });
+    ///         });
+    ///     });
+    /// });
+    /// ```
+    #[inline(always)]
+    pub fn local(&self) -> LocalScope<'_> {
+        let (slot, index) = self.inner.slot_here();
+        LocalScope::new(&self.inner, slot, index)
+    }
+
+    /// Bytes this thread may still allocate: what is left of its chunk plus what no
+    /// thread has claimed from the region yet. Other threads take from the same region,
+    /// so the figure can drop at any time.
+    ///
+    /// ```
+    /// # use scope_stack::{ConcurrentConfig, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("frame", |frame| {
+    ///     frame.scope_concurrent_with_budget("jobs", 64 << 10, |jobs| {
+    ///         assert!(jobs.remaining() <= 64 << 10);
+    ///         let before = jobs.remaining();
+    ///         jobs.new_pod(0u64);
+    ///         assert!(jobs.remaining() < before);
+    ///     });
+    /// });
+    /// ```
+    pub fn remaining(&self) -> usize {
+        self.local().remaining()
+    }
+
+    /// The budget the scope was opened with, if any.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("frame", |frame| {
+    ///     frame.scope_concurrent_with_budget("jobs", 4096, |jobs| assert_eq!(jobs.budget(), Some(4096)));
+    /// });
+    /// ```
+    pub fn budget(&self) -> Option<usize> {
+        self.inner.budget
+    }
+}
+
+impl core::fmt::Debug for ConcurrentScope<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("ConcurrentScope")
+            .field("name", &self.name())
+            .field("threads", &self.inner.slot_count)
+            .field("chunk_size", &self.inner.chunk_size)
+            .field("unclaimed", &self.inner.region.unclaimed())
+            .finish()
+    }
+}
+
+/// Closes a concurrent scope, even while its closure (or a destructor) panics: runs
+/// every finalizer chain, then rewinds the block and unlinks the record.
+struct Close<'a> {
+    alloc: &'a LinearAllocator,
+    cursor: &'a Cursor,
+    inner: &'a Inner,
+    /// The cursor's limit before a budget lowered it.
+    saved_limit: Option<usize>,
+    /// The parent's reservation bound, to restore.
+    outer_reserved: usize,
+    parent: Option<NonNull<ScopeInfo>>,
+}
+
+impl Drop for Close<'_> {
+    fn drop(&mut self) {
+        /// The rewind half, so it also runs when a finalizer panics.
+        struct Rewind<'b>(&'b Close<'b>);
+        impl Drop for Rewind<'_> {
+            fn drop(&mut self) {
+                let c = self.0;
+                let reserved_to = c.cursor.cur();
+                // Count the region's peak (what was claimed) as the block's use, then
+                // rewind to where the scope began.
+                let top = c.inner.region.top().max(c.inner.start);
+                c.alloc
+                    .end_reservation(c.cursor, reserved_to, top, c.outer_reserved);
+                #[cfg(feature = "debug-fill")]
+                crate::debug_fill::released(c.cursor, c.inner.start);
+                c.alloc.rewind(c.cursor, c.inner.start);
+                if let Some(limit) = c.saved_limit {
+                    c.cursor.set_limit(limit);
+                }
+                c.alloc.set_innermost(c.parent);
+            }
+        }
+        /// Runs the chains after the one that panicked.
+        struct RunRest<'b>(&'b Inner, usize);
+        impl Drop for RunRest<'_> {
+            fn drop(&mut self) {
+                run_chains(self.0, self.1);
+            }
+        }
+        fn run_chains(inner: &Inner, from: usize) {
+            // Chain 0 is the overflow chain; chain `i + 1` is slot `i`'s.
+            for i in from..=inner.slot_count {
+                let rest = RunRest(inner, i + 1);
+                if i == 0 {
+                    // SAFETY: the scope is ending and every thread that used it was
+                    // joined (module docs); nothing uses the values again.
+                    unsafe { inner.region.overflow.run_all() };
+                } else {
+                    // SAFETY: as above; the closing thread owns every slot now.
+                    unsafe { inner.slots().nth(i - 1).unwrap().chain.run_all() };
+                }
+                core::mem::forget(rest);
+            }
+        }
+        let _rewind = Rewind(self);
+        run_chains(self.inner, 0);
+    }
+}
+
+impl<'p> ScopeStack<'p> {
+    /// Opens a scope that any number of threads may allocate into at once, runs `f`
+    /// with it, and closes it: every finalizer runs on this thread (each thread's
+    /// values in reverse order of construction) and the region rewinds in one step.
+    ///
+    /// The scope takes all the room this scope has left (see
+    /// [`scope_concurrent_with_budget`](Self::scope_concurrent_with_budget) to cap it);
+    /// this scope is borrowed mutably until `f` returns. See [`ConcurrentScope`].
+    ///
+    /// # Panics
+    /// When this scope may not allocate (a scratch scope interrupts it).
+    ///
+    /// ```
+    /// use scope_stack::LinearAllocator;
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let names = level.scope_concurrent("load", |load| {
+    ///         let parts: Vec<&str> = std::thread::scope(|t| {
+    ///             let a = t.spawn(|| &*load.alloc_fmt(format_args!("mesh-{}", 1)));
+    ///             let b = t.spawn(|| &*load.alloc_str("texture"));
+    ///             vec![a.join().unwrap(), b.join().unwrap()]
+    ///         });
+    ///         parts.join("+")
+    ///     });
+    ///     assert_eq!(names, "mesh-1+texture");
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn scope_concurrent<'env, R>(
+        &mut self,
+        name: &str,
+        f: impl for<'c> FnOnce(&'c ConcurrentScope<'env>) -> R,
+    ) -> R {
+        self.scope_concurrent_with(name, ConcurrentConfig::new(), f)
+    }
+
+    /// [`scope_concurrent`](Self::scope_concurrent) with a byte budget: the region is
+    /// at most `bytes` long, and going over is an
+    /// [`AllocErrorKind::BudgetExceeded`] error naming the scope and its budget.
+    ///
+    /// # Panics
+    /// As [`scope_concurrent`](Self::scope_concurrent).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("frame", |frame| {
+    ///     frame.scope_concurrent_with_budget("jobs", 8192, |jobs| {
+    ///         let err = jobs.try_alloc_slice_copy(&[0u8; 10_000]).unwrap_err();
+    ///         assert_eq!(err.kind(), AllocErrorKind::BudgetExceeded);
+    ///         assert!(err.to_string().contains("\"jobs\""));
+    ///     });
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn scope_concurrent_with_budget<'env, R>(
+        &mut self,
+        name: &str,
+        bytes: usize,
+        f: impl for<'c> FnOnce(&'c ConcurrentScope<'env>) -> R,
+    ) -> R {
+        self.scope_concurrent_with(name, ConcurrentConfig::new().budget(bytes), f)
+    }
+
+    /// [`scope_concurrent`](Self::scope_concurrent) with a budget, chunk size and slot
+    /// count of your choice ([`ConcurrentConfig`]).
+    ///
+    /// # Panics
+    /// As [`scope_concurrent`](Self::scope_concurrent).
+    ///
+    /// ```
+    /// # use scope_stack::{ConcurrentConfig, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("frame", |frame| {
+    ///     let config = ConcurrentConfig::new().chunk_size(1024).threads(4);
+    ///     frame.scope_concurrent_with("jobs", config, |jobs| *jobs.new_pod(7u8));
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn scope_concurrent_with<'env, R>(
+        &mut self,
+        name: &str,
+        config: ConcurrentConfig,
+        f: impl for<'c> FnOnce(&'c ConcurrentScope<'env>) -> R,
+    ) -> R {
+        let alloc = self.allocator();
+        let cursor = self.cursor();
+        if cursor.is_suspended() {
+            self.fail(self.error(AllocErrorKind::NotInnermost, 0, 1));
+        }
+        let start = cursor.cur();
+        let limit = cursor.limit();
+        let cap = config.budget.map_or(limit, |b| start.saturating_add(b));
+        let budget_binds = cap < limit;
+        let end = cap.min(limit);
+        // The slot table: aligned to its slots, at most a quarter of the region.
+        let table = ((start + (SLOT_BYTES - 1)) & !(SLOT_BYTES - 1)).min(end);
+        let slot_count = config.threads.min((end - table) / (4 * SLOT_BYTES));
+        let slots = cursor.ptr_at(table).cast::<Slot>();
+        for i in 0..slot_count {
+            // SAFETY: the table lies in the region, which is this scope's alone, and
+            // is aligned for `Slot`.
+            unsafe { slots.add(i).as_ptr().write(Slot::new()) };
+        }
+        let claim_from = table + slot_count * SLOT_BYTES;
+        let chunk_size = config
+            .chunk_size
+            .min((end - claim_from) / (4 * slot_count.max(1)))
+            .max(MIN_CHUNK)
+            & !63;
+        let base = cursor.ptr_at(start);
+        let inner = Inner {
+            base,
+            slots,
+            slot_count,
+            region: Region::new(claim_from, end),
+            chunk_size,
+            large: chunk_size / 4,
+            name: NonNull::from(name),
+            budget: config.budget,
+            budget_binds,
+            capacity: alloc.capacity(),
+            start,
+            block_start: start - alloc.offset_of(start),
+            high_water_at_open: alloc.high_water_mark(),
+            // Set below, once the record has its address.
+            info: NonNull::dangling(),
+        };
+        let mut shared = ConcurrentScope {
+            inner,
+            _env: PhantomData,
+        };
+        let extras = Extras::with_detail(config.budget, NonNull::from(&shared.inner).cast());
+        let parent = alloc.innermost();
+        let info = ScopeInfo::new(name, start, parent, Some(NonNull::from(&extras)));
+        shared.inner.info = NonNull::from(&info);
+        // The region is taken: the parent's cursor stands at its end (so a scope
+        // nested on this block later cannot overlap it), and the block's counters
+        // leave it out until the close counts its peak.
+        let saved_limit = budget_binds.then(|| {
+            cursor.set_limit(end);
+            limit
+        });
+        let outer_reserved = alloc.begin_reservation(cursor);
+        alloc.set_innermost(Some(NonNull::from(&info)));
+        let _close = Close {
+            alloc,
+            cursor,
+            inner: &shared.inner,
+            saved_limit,
+            outer_reserved,
+            parent,
+        };
+        f(&shared)
+    }
+}

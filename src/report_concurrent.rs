@@ -1,0 +1,207 @@
+//! What a report says about a concurrent scope: its region, and every chunk its threads
+//! claimed, with the thread that claimed it, the bytes used and the tail left over.
+//!
+//! Invariant: everything here is read through atomics and through records that no
+//! thread changes while the concurrent scope is open (the scope records of its
+//! ancestors, which are borrowed), so a report may be taken on any thread while
+//! workers allocate; its figures may trail allocations still in flight.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::concurrent::{ConcurrentScope, Inner};
+use crate::report::{MemoryMap, ScopeReport};
+use crate::scope_info::ScopeInfo;
+
+/// A concurrent scope's region, in its [`ScopeReport`].
+///
+/// ```
+/// use scope_stack::LinearAllocator;
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+/// memory.scope("frame", |frame| {
+///     frame.scope_concurrent("jobs", |jobs| {
+///         std::thread::scope(|t| {
+///             for _ in 0..2 {
+///                 t.spawn(|| jobs.alloc_slice_fill_with(100, |i| i as u64));
+///             }
+///         });
+///         let map = jobs.report();
+///         let region = map.scopes[1].concurrent.as_ref().unwrap();
+///         let used: usize = region.chunks.iter().map(|c| c.used).sum();
+///         assert!(used >= 2 * 800);
+///         println!("{map}"); // one row per chunk, under the scope
+///     });
+/// });
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConcurrentReport {
+    /// Per-thread slots (thread indices below this bump without atomics).
+    pub threads: usize,
+    /// Bytes a thread claims at a time.
+    pub chunk_size: usize,
+    /// Bytes of the region (the budget, or what the parent had left).
+    pub region_bytes: usize,
+    /// Bytes claimed so far: the slot table, every chunk, and single allocations.
+    pub claimed_bytes: usize,
+    /// Bytes claimed by single allocations straight from the region (large requests,
+    /// and every allocation of a thread without a slot).
+    pub direct_bytes: usize,
+    /// Every chunk, by thread index, oldest first within a thread.
+    pub chunks: Vec<ChunkReport>,
+}
+
+/// One chunk of a concurrent scope, in a [`ConcurrentReport`].
+///
+/// ```
+/// # use scope_stack::LinearAllocator;
+/// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+/// memory.scope("frame", |frame| {
+///     frame.scope_concurrent("jobs", |jobs| {
+///         let here = jobs.local();
+///         here.new_pod(1u64);
+///         let map = jobs.report();
+///         let chunk = &map.scopes[1].concurrent.as_ref().unwrap().chunks[0];
+///         assert!(chunk.current && chunk.used >= 8);
+///         assert_eq!(chunk.used + chunk.tail, chunk.bytes);
+///     });
+/// });
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChunkReport {
+    /// The dense thread index of the thread that claimed it.
+    pub thread: u32,
+    /// Offset of its first byte from the start of the block.
+    pub offset: usize,
+    /// Its size.
+    pub bytes: usize,
+    /// Bytes used, its 32-byte header included.
+    pub used: usize,
+    /// Bytes after the last use: still free in the thread's current chunk, wasted in
+    /// one the thread has moved on from.
+    pub tail: usize,
+    /// Whether this is the thread's current chunk.
+    pub current: bool,
+}
+
+/// The report of the concurrent scope whose shared state is `inner`.
+pub(crate) fn concurrent_report(inner: &Inner) -> ConcurrentReport {
+    let mut chunks = Vec::new();
+    for slot in inner.slots() {
+        let at = chunks.len();
+        let mut first = true;
+        slot.for_each_chunk(|c| {
+            chunks.push(ChunkReport {
+                thread: c.thread,
+                offset: c.start - inner.block_start,
+                bytes: c.end - c.start,
+                used: c.used_end - c.start,
+                tail: c.end - c.used_end,
+                current: first,
+            });
+            first = false;
+        });
+        chunks[at..].reverse();
+    }
+    ConcurrentReport {
+        threads: inner.slot_count,
+        chunk_size: inner.chunk_size,
+        region_bytes: inner.region.end - inner.start,
+        claimed_bytes: inner.region.top() - inner.start,
+        direct_bytes: inner.region.direct_bytes(),
+        chunks,
+    }
+}
+
+/// The concurrent scope's state behind a scope record, if it is one.
+pub(crate) fn concurrent_of(info: &ScopeInfo) -> Option<&Inner> {
+    // SAFETY: only the concurrent layer sets `detail`, to its `Inner`, which lives in
+    // the frame of the call that opened the scope, as long as the record does.
+    info.detail().map(|d| unsafe { d.cast::<Inner>().as_ref() })
+}
+
+/// The row of a scope record, given the bytes it holds itself and with its children.
+pub(crate) fn scope_row(
+    info: &ScopeInfo,
+    block_start: usize,
+    own: usize,
+    inclusive: usize,
+    pools: Vec<crate::report::PoolReport>,
+) -> ScopeReport {
+    let start = info.start - block_start;
+    let mut finalizer_offsets = Vec::new();
+    let concurrent = concurrent_of(info).map(concurrent_report);
+    if concurrent.is_none() {
+        info.chain
+            .for_each_record(|addr| finalizer_offsets.push(addr - block_start));
+        finalizer_offsets.reverse();
+    }
+    ScopeReport {
+        name: String::from(info.name()),
+        depth: info.depth(),
+        start,
+        own_bytes: own,
+        inclusive_bytes: inclusive,
+        finalizers: finalizer_offsets.len(),
+        finalizer_offsets,
+        budget: info.budget(),
+        pools,
+        concurrent,
+    }
+}
+
+impl ConcurrentScope<'_> {
+    /// A snapshot of the block as this scope sees it: this scope with its chunks, and
+    /// every scope it is nested in. Any thread may take one while workers allocate; the
+    /// figures may trail allocations still in flight. Scopes opened above this one on
+    /// the same block (a scratch scope of the opening thread) are not listed.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.scope_concurrent("load", |load| {
+    ///         std::thread::scope(|t| {
+    ///             t.spawn(|| {
+    ///                 load.alloc_str("mesh");
+    ///                 let map = load.report(); // from a worker
+    ///                 assert_eq!(map.scopes[1].name, "load");
+    ///             });
+    ///         });
+    ///     });
+    /// });
+    /// ```
+    pub fn report(&self) -> MemoryMap {
+        let inner = &self.inner;
+        // SAFETY: the record lives in the frame of the opening call, as long as `self`.
+        let info = unsafe { inner.info.as_ref() };
+        let block_start = inner.block_start;
+        let top = inner.region.top();
+        let mut scopes = Vec::new();
+        let mut upper = top;
+        let mut at = Some(info);
+        while let Some(i) = at {
+            let pools = crate::report::pool_rows(i, inner.capacity, block_start);
+            scopes.push(scope_row(
+                i,
+                block_start,
+                upper - i.start,
+                top - i.start,
+                pools,
+            ));
+            upper = i.start;
+            // SAFETY: the parents of a live scope are live (see `crate::scope_info`).
+            at = i.parent.map(|p| unsafe { &*p.as_ptr() });
+        }
+        scopes.reverse();
+        let used = top - block_start;
+        MemoryMap {
+            capacity: inner.capacity,
+            used,
+            high_water_mark: inner.high_water_at_open.max(used),
+            scopes,
+        }
+    }
+}
