@@ -95,6 +95,15 @@ pub use scope::{Scope, ScopeStack};
 pub use scratch::{scratch, scratch_for, ScratchPads};
 pub use store::{Draft, Pinned, Store};
 
+/// Loom models only: makes the calling loom thread hold thread index `index` alone (a
+/// model gives each of its threads a different one), so the models reach the
+/// per-thread paths that real threads reach through the thread registry.
+#[cfg(loom)]
+#[doc(hidden)]
+pub fn loom_hold_thread_index(index: u32) {
+    thread_index::hold(index)
+}
+
 /// The README's examples, compiled and run as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

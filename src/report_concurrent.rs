@@ -176,7 +176,7 @@ impl ConcurrentScope<'_> {
     pub fn report(&self) -> MemoryMap {
         let inner = &self.inner;
         // SAFETY: the record lives in the frame of the opening call, as long as `self`.
-        let info = unsafe { inner.info.as_ref() };
+        let info = unsafe { inner.info.get().as_ref() };
         let block_start = inner.block_start;
         let top = inner.region.top();
         let mut scopes = Vec::new();

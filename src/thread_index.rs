@@ -151,7 +151,7 @@ mod imp {
     }
 }
 
-#[cfg(not(all(feature = "std", not(loom))))]
+#[cfg(all(not(loom), not(feature = "std")))]
 mod imp {
     /// Without thread-locals every thread is index 0 (see the module docs).
     #[inline(always)]
@@ -167,6 +167,32 @@ mod imp {
     }
 }
 
+/// Under loom the models say which index each of their threads holds (see
+/// [`crate::loom_hold_thread_index`]); a thread that says nothing shares.
+#[cfg(loom)]
+mod imp {
+    use core::cell::Cell;
+
+    loom::thread_local! {
+        static EXCLUSIVE: Cell<u32> = Cell::new(super::SHARED);
+    }
+
+    #[inline(always)]
+    pub(crate) fn current() -> u32 {
+        0
+    }
+
+    pub(crate) fn current_exclusive() -> u32 {
+        EXCLUSIVE.with(Cell::get)
+    }
+
+    pub(crate) fn hold(index: u32) {
+        EXCLUSIVE.with(|e| e.set(index));
+    }
+}
+
+#[cfg(loom)]
+pub(crate) use imp::hold;
 pub(crate) use imp::{current, current_exclusive};
 
 #[cfg(all(test, feature = "std", not(loom)))]

@@ -242,7 +242,7 @@ pub(crate) struct Inner {
     pub(crate) high_water_at_open: usize,
     /// The scope's record in the block's list of live scopes.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-    pub(crate) info: NonNull<ScopeInfo>,
+    pub(crate) info: core::cell::Cell<NonNull<ScopeInfo>>,
 }
 
 // SAFETY: every field that threads write is an atomic (the region's `next`, the
@@ -579,16 +579,17 @@ impl<'p> ScopeStack<'p> {
             block_start: start - alloc.offset_of(start),
             high_water_at_open: alloc.high_water_mark(),
             // Set below, once the record has its address.
-            info: NonNull::dangling(),
+            info: core::cell::Cell::new(NonNull::dangling()),
         };
-        let mut shared = ConcurrentScope {
+        let shared = ConcurrentScope {
             inner,
             _env: PhantomData,
         };
         let extras = Extras::with_detail(config.budget, NonNull::from(&shared.inner).cast());
         let parent = alloc.innermost();
         let info = ScopeInfo::new(name, start, parent, Some(NonNull::from(&extras)));
-        shared.inner.info = NonNull::from(&info);
+        // A `Cell`: the record's `detail` already points at `shared.inner`.
+        shared.inner.info.set(NonNull::from(&info));
         // The region is taken: the parent's cursor stands at its end (so a scope
         // nested on this block later cannot overlap it), and the block's counters
         // leave it out until the close counts its peak.
