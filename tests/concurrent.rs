@@ -139,14 +139,14 @@ fn each_threads_values_drop_once_in_reverse_order_on_the_closing_thread() {
 
 #[test]
 fn more_threads_than_slots_still_work() {
-    let drops = AtomicUsize::new(0);
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
     struct Count(&'static AtomicUsize);
     impl Drop for Count {
         fn drop(&mut self) {
             self.0.fetch_add(1, Ordering::Relaxed);
         }
     }
-    let drops: &'static AtomicUsize = Box::leak(Box::new(drops));
+    let drops: &'static AtomicUsize = &DROPS;
     let mut memory = LinearAllocator::with_capacity(4 << 20).unwrap();
     memory.scope("level", |level| {
         let total =
