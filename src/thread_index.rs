@@ -143,6 +143,15 @@ mod imp {
         }
     }
 
+    /// The raw per-thread word behind [`current_exclusive`]: the index, `SHARED`, or
+    /// `u32::MAX` before the first look-up (callers that bound-check it against a
+    /// table smaller than `SHARED` send both of the latter to their slow path, which
+    /// calls `current_exclusive`).
+    #[inline(always)]
+    pub(crate) fn current_exclusive_fast() -> u32 {
+        EXCLUSIVE.with(Cell::get)
+    }
+
     #[cold]
     #[inline(never)]
     fn exclusive_slow() -> u32 {
@@ -163,6 +172,12 @@ mod imp {
     #[inline(always)]
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) fn current_exclusive() -> u32 {
+        super::SHARED
+    }
+
+    /// As `current_exclusive`.
+    #[inline(always)]
+    pub(crate) fn current_exclusive_fast() -> u32 {
         super::SHARED
     }
 }
@@ -186,6 +201,10 @@ mod imp {
         EXCLUSIVE.with(Cell::get)
     }
 
+    pub(crate) fn current_exclusive_fast() -> u32 {
+        EXCLUSIVE.with(Cell::get)
+    }
+
     pub(crate) fn hold(index: u32) {
         EXCLUSIVE.with(|e| e.set(index));
     }
@@ -193,7 +212,7 @@ mod imp {
 
 #[cfg(loom)]
 pub(crate) use imp::hold;
-pub(crate) use imp::{current, current_exclusive};
+pub(crate) use imp::{current, current_exclusive, current_exclusive_fast};
 
 #[cfg(all(test, feature = "std", not(loom)))]
 mod tests {

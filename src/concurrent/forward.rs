@@ -3,11 +3,19 @@
 //! for the details). This module owns no state; its invariant is that each method here
 //! is the `LocalScope` method of the same name, reached through `local()`.
 
+// Each method hands out fresh memory tied to the borrow of the scope, as bumpalo's
+// `alloc(&self) -> &mut T` does: the memory is exclusive to the caller, not a second
+// path to anything `self` holds.
+#![allow(clippy::mut_from_ref)]
+
 use core::alloc::Layout;
 use core::fmt;
+use core::mem::{align_of, size_of};
 use core::ptr::NonNull;
 
 use crate::error::{AllocError, AllocErrorWith};
+use crate::linear::MAX_ALIGN;
+use crate::thread_index;
 
 use super::ConcurrentScope;
 
@@ -28,7 +36,31 @@ impl<'c> ConcurrentScope<'_> {
     #[inline(always)]
     #[track_caller]
     pub fn new_pod<T>(&'c self, value: T) -> &'c mut T {
-        self.local().new_pod(value)
+        const {
+            assert!(
+                !core::mem::needs_drop::<T>(),
+                "new_pod: this type needs drop; use new_object"
+            )
+        };
+        let (size, align) = (size_of::<T>(), align_of::<T>());
+        if size == 0 || size > MAX_ALIGN || align > MAX_ALIGN {
+            return self.local().new_pod(value);
+        }
+        // The thread look-up and the bump, with no handle in between: an index that is
+        // unassigned, shared or past the table fails the bounds check and goes the slow
+        // way, which assigns it.
+        let inner = &self.inner;
+        let index = thread_index::current_exclusive_fast() as usize;
+        if index < inner.slot_count {
+            // SAFETY: `index < slot_count`: a slot of the table, held by this thread
+            // alone (see `region`).
+            let slot = unsafe { &*inner.slots.as_ptr().add(index) };
+            if let Some(at) = slot.bump(size, align) {
+                // SAFETY: fresh memory of this thread's, sized and aligned for `T`.
+                return unsafe { place(inner.ptr(at).cast(), value) };
+            }
+        }
+        self.local().new_pod_slow(value)
     }
 
     /// Places a value that needs no drop, or hands it back with the error.
@@ -433,5 +465,18 @@ impl<'c> ConcurrentScope<'_> {
         I::IntoIter: ExactSizeIterator,
     {
         self.local().try_alloc_iter_exact(iter)
+    }
+}
+
+/// Writes `value` at `slot` and returns it with the scope's lifetime.
+///
+/// # Safety
+/// `slot` is valid, aligned and exclusive for a `T` for `'c`.
+#[inline(always)]
+unsafe fn place<'c, T>(slot: NonNull<T>, value: T) -> &'c mut T {
+    // SAFETY: per the caller.
+    unsafe {
+        slot.as_ptr().write(value);
+        &mut *slot.as_ptr()
     }
 }

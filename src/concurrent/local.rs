@@ -52,8 +52,11 @@ use super::Inner;
 /// ```
 pub struct LocalScope<'a> {
     inner: &'a Inner,
-    /// This thread's slot, if it has one.
-    slot: Option<NonNull<Slot>>,
+    /// This thread's slot, or the scope's idle slot (never written: every bump through
+    /// it fails and takes the slow path) when it has none.
+    slot: NonNull<Slot>,
+    /// Whether `slot` is this thread's own.
+    owned: bool,
     /// This thread's index (recorded in the chunks it claims).
     index: u32,
     /// Neither `Send` nor `Sync`: the slot belongs to this thread.
@@ -65,37 +68,53 @@ impl<'a> LocalScope<'a> {
     pub(crate) fn new(inner: &'a Inner, slot: Option<NonNull<Slot>>, index: u32) -> Self {
         LocalScope {
             inner,
-            slot,
+            slot: slot.unwrap_or(NonNull::from(&inner.idle)),
+            owned: slot.is_some(),
             index,
             _thread: PhantomData,
         }
     }
 
+    /// This thread's own slot, if it has one.
     #[inline(always)]
     fn slot(&self) -> Option<&Slot> {
-        // SAFETY: the slot lives in the region while the scope is open (`'a`), and only
-        // this thread touches it (module invariant).
-        self.slot.map(|s| unsafe { &*s.as_ptr() })
+        self.owned.then(|| self.any_slot())
+    }
+
+    /// The slot to try the fast path in: this thread's, or the idle one.
+    #[inline(always)]
+    fn any_slot(&self) -> &Slot {
+        // SAFETY: the slot lives in the region (or, the idle one, in the scope's shared
+        // state) while the scope is open (`'a`); only this thread writes it, and nobody
+        // writes the idle one (module invariant).
+        unsafe { &*self.slot.as_ptr() }
     }
 
     #[inline(always)]
     fn ptr(&self, addr: usize) -> NonNull<u8> {
-        // SAFETY: `addr` lies in the region, inside the block, whose addresses are
-        // non-zero; `base` carries the block's provenance.
-        unsafe { NonNull::new_unchecked(self.inner.base.as_ptr().with_addr(addr)) }
+        self.inner.ptr(addr)
     }
 
     /// Bumps `size > 0` bytes at `align` (a power of two at most `MAX_ALIGN`).
     #[inline(always)]
     fn bump(&self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
         if size <= MAX_ALIGN {
-            if let Some(slot) = self.slot() {
-                if let Some(at) = slot.bump(size, align) {
-                    return Ok(self.ptr(at));
-                }
+            if let Some(at) = self.any_slot().bump(size, align) {
+                return Ok(self.ptr(at));
             }
         }
         self.bump_slow(size, align)
+    }
+
+    /// The slow path of `new_pod`: a new chunk or a direct claim, or a panic.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn bump_or_fail(&self, size: usize, align: usize) -> NonNull<u8> {
+        match self.bump_slow(size, align) {
+            Ok(p) => p,
+            Err(e) => fail(e),
+        }
     }
 
     /// A new chunk, or a claim straight from the region.
@@ -234,10 +253,37 @@ impl<'a> LocalScope<'a> {
     #[inline(always)]
     #[track_caller]
     pub fn new_pod<T>(&self, value: T) -> &'a mut T {
-        match self.try_new_pod(value) {
-            Ok(r) => r,
-            Err(e) => fail(e.error),
+        const {
+            assert!(
+                !needs_drop::<T>(),
+                "new_pod: this type needs drop; use new_object"
+            )
+        };
+        if size_of::<T>() == 0 || size_of::<T>() > MAX_ALIGN || align_of::<T>() > MAX_ALIGN {
+            return match self.try_new_pod(value) {
+                Ok(r) => r,
+                Err(e) => fail(e.error),
+            };
         }
+        // Both conditions above are constants: small types come straight here, to one
+        // bump in this thread's chunk and one branch.
+        match self.any_slot().bump(size_of::<T>(), align_of::<T>()) {
+            // SAFETY: fresh memory of this thread's, sized and aligned for `T`, valid
+            // until the scope closes.
+            Some(at) => unsafe { place(self.ptr(at).cast(), value) },
+            None => self.new_pod_slow(value),
+        }
+    }
+
+    /// `new_pod` after the chunk ran out: it takes the value along, so the fast path
+    /// keeps nothing alive across the call.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    pub(crate) fn new_pod_slow<T>(&self, value: T) -> &'a mut T {
+        let p = self.bump_or_fail(size_of::<T>(), align_of::<T>());
+        // SAFETY: as in `new_pod`.
+        unsafe { place(p.cast(), value) }
     }
 
     /// Places a value that needs no drop, or hands it back with the error.
@@ -698,7 +744,7 @@ impl<'a> LocalScope<'a> {
             cap: if size_of::<T>() == 0 { usize::MAX } else { 0 },
         };
         let want = iter.size_hint().0.max(4);
-        while let Some(item) = iter.next() {
+        for item in iter.by_ref() {
             if buf.len == buf.cap {
                 let want = if buf.cap == 0 {
                     want
@@ -726,11 +772,9 @@ impl<'a> LocalScope<'a> {
         }
         if needs_drop::<T>() && len > 0 {
             // A record of its own, since the elements may have moved since they began.
+            // On an error `buf` drops the elements.
             let record =
-                match self.bump_checked(core::mem::size_of::<SliceRef>(), align_of::<SliceRef>()) {
-                    Ok(r) => r,
-                    Err(e) => return Err(e), // `buf` drops the elements
-                };
+                self.bump_checked(core::mem::size_of::<SliceRef>(), align_of::<SliceRef>())?;
             core::mem::forget(buf);
             // SAFETY: room for a slice-reference record; the elements are complete.
             unsafe {
@@ -954,7 +998,7 @@ impl fmt::Debug for LocalScope<'_> {
         f.debug_struct("LocalScope")
             .field("name", &self.name())
             .field("thread", &self.index)
-            .field("has_slot", &self.slot.is_some())
+            .field("has_slot", &self.owned)
             .finish()
     }
 }

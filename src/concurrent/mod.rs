@@ -219,6 +219,9 @@ pub(crate) struct Inner {
     pub(crate) slot_count: usize,
     /// The claimable memory.
     pub(crate) region: Region,
+    /// The slot of threads that have none: never written, so every bump through it
+    /// fails and goes to the shared path.
+    pub(crate) idle: Slot,
     /// Bytes a slot claims at a time.
     pub(crate) chunk_size: usize,
     /// Requests with `size + align` above this go straight to the region.
@@ -299,6 +302,14 @@ impl Inner {
         } else {
             (None, index)
         }
+    }
+
+    /// A pointer to `addr`, an address in the region.
+    #[inline(always)]
+    pub(crate) fn ptr(&self, addr: usize) -> NonNull<u8> {
+        // SAFETY: `addr` lies in the region, inside the block, whose addresses are
+        // non-zero; `base` carries the block's provenance.
+        unsafe { NonNull::new_unchecked(self.base.as_ptr().with_addr(addr)) }
     }
 
     /// Each slot of the table.
@@ -569,6 +580,7 @@ impl<'p> ScopeStack<'p> {
             slots,
             slot_count,
             region: Region::new(claim_from, end),
+            idle: Slot::new(),
             chunk_size,
             large: chunk_size / 4,
             name: NonNull::from(name),
