@@ -350,8 +350,10 @@ impl<'a> LocalScope<'a> {
     /// # use scope_stack::LinearAllocator;
     /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
     /// memory.scope("f", |f| f.scope_concurrent_with_budget("jobs", 1024, |jobs| {
-    ///     let back = jobs.local().try_new_object([String::new(), String::new()].repeat(100));
-    ///     assert!(back.is_ok()); // the Vec's buffer is on the heap; its header is here
+    ///     let here = jobs.local();
+    ///     assert!(here.try_new_object(String::from("fits")).is_ok());
+    ///     let back = here.try_new_object([0u64; 1000].map(|_| String::new()));
+    ///     assert_eq!(back.unwrap_err().into_value().len(), 1000); // handed back
     /// }));
     /// ```
     #[inline]
@@ -851,7 +853,7 @@ impl<'a> LocalScope<'a> {
     /// # use scope_stack::LinearAllocator;
     /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
     /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
-    ///     assert!(jobs.local().try_alloc_iter_exact(0..1_000_000u64).is_err());
+    ///     assert!(jobs.local().try_alloc_iter_exact(0..1_000_000u32).is_err());
     /// }));
     /// ```
     pub fn try_alloc_iter_exact<T: Send + 'static, I>(
