@@ -6,8 +6,13 @@
 //! - Each level loads into its own scope: level data plus entity, projectile and sound
 //!   pools sized for that level, and a dense roster of the props the level places
 //!   (some destructible: the level script breaks them and leaves debris).
+//! - The level's scene data is built by several loader threads at once, straight into a
+//!   concurrent scope: each decodes a sector of the map into a list of spawn points,
+//!   and the main thread gathers the lists into the level's table after the join.
 //! - Frames run on several worker threads that spawn and despawn objects in the pools,
-//!   each thread using a per-frame scratch scope for its temporaries.
+//!   each thread using a per-frame scratch scope for its temporaries. Each frame every
+//!   worker also writes the list of enemies it can see into the same concurrent scope;
+//!   the main thread reads every list after the workers are joined.
 //! - Unloading a level is leaving its scope: the pools' remaining objects are dropped and
 //!   the memory rewinds, so the next level (with different pool sizes) reuses it.
 //!
@@ -33,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 use scope_stack::store::Store;
-use scope_stack::{scratch, DensePool, LinearAllocator, PoolBox};
+use scope_stack::{scratch, ConcurrentScope, DensePool, LinearAllocator, PoolBox};
 
 // ----- counting the global heap -----
 
@@ -311,22 +316,35 @@ fn main() -> Result<(), scope_stack::AllocError> {
                 if settings.commit(draft).is_err() {
                     unreachable!("nobody destroys the settings");
                 }
-                println!("\nloaded {title}");
-                println!("{}", level.report());
+                // ----- the scene: built by several threads at once -----
+                // A concurrent scope: the loaders, then the frame workers, place
+                // variable-sized data in it from every thread at the same time. It lives
+                // until the level's frames are over.
+                let level_nanos = AtomicU64::new(0);
+                let (lists, entries) = level.scope_concurrent("scene", |scene| {
+                let spawn_points = load_spawn_points(scene, tiles, options.threads);
+                println!(
+                    "\nloaded {title}: {} spawn points decoded by {} threads",
+                    spawn_points.iter().map(|s| s.len()).sum::<usize>(),
+                    spawn_points.len()
+                );
+                println!("{}", scene.report());
 
                 // ----- frames on worker threads -----
                 // The workers meet once per frame, among themselves; worker 0 also
                 // keeps the clock and prints progress. This thread only waits for them.
                 let barrier = FrameBarrier::new(options.threads);
-                let level_nanos = AtomicU64::new(0);
-                std::thread::scope(|t| {
-                    for w in 0..options.threads {
+                let seen = std::thread::scope(|t| {
+                    let workers: Vec<_> = (0..options.threads).map(|w| {
                         let (barrier, allocations, waiting) = (&barrier, &allocations, &waiting);
                         let level_nanos = &level_nanos;
                         let (enemies, projectiles, sounds) = (&*enemies, &*projectiles, &*sounds);
                         let tiles = &*tiles;
                         let (settings, props) = (&*settings, &*props);
                         t.spawn(move || {
+                            // The lists of enemies this worker saw, one per frame, each in
+                            // the scene scope (room for the references reserved now).
+                            let mut seen: Vec<&[u32]> = Vec::with_capacity(options.frames);
                             let mut me = Worker {
                                 enemies: Vec::with_capacity(enemies.capacity()),
                                 projectiles: Vec::with_capacity(projectiles.capacity()),
@@ -347,7 +365,17 @@ fn main() -> Result<(), scope_stack::AllocError> {
                                 // Lock-free read of the current settings: no write, no wait.
                                 me.world = *settings.read(world).expect("the settings object lives");
                                 let n = run_frame(&mut me, w, frame, enemies, projectiles, sounds, tiles);
-                                allocations.fetch_add(n, Ordering::Relaxed);
+                                // This frame's visible enemies, written into the scene
+                                // scope at bump speed (no lock, no atomic read-modify-write).
+                                let visible = scene.try_alloc_iter(
+                                    me.enemies.iter().map(|e| e.position).enumerate()
+                                        .filter(|(_, p)| p[0] < 250.0 && p[2] < 250.0)
+                                        .map(|(i, _)| i as u32),
+                                );
+                                if let Ok(list) = visible {
+                                    seen.push(list);
+                                }
+                                allocations.fetch_add(n + 1, Ordering::Relaxed);
                                 let t0 = Instant::now();
                                 barrier.wait(); // frame end
                                 waited += t0.elapsed();
@@ -371,9 +399,16 @@ fn main() -> Result<(), scope_stack::AllocError> {
                             barrier.wait(); // worker 0 has printed the last progress line
                             // Despawn what is left (the level unwind would drop it too).
                             let left = me.enemies.len() + me.projectiles.len() + me.sounds.len();
-                            black_box(left + props.len())
-                        });
-                    }
+                            black_box(left + props.len());
+                            seen
+                        })
+                    }).collect();
+                    workers.into_iter().map(|h| h.join().expect("a worker panicked")).collect::<Vec<_>>()
+                });
+                // The workers are joined: this thread reads every list they wrote.
+                let lists: usize = seen.iter().map(Vec::len).sum();
+                let entries: usize = seen.iter().flatten().map(|l| l.len()).sum();
+                (lists, entries)
                 });
                 frame_time += Duration::from_nanos(level_nanos.into_inner());
                 // Between frames: the replaced settings version is freed.
@@ -398,7 +433,8 @@ fn main() -> Result<(), scope_stack::AllocError> {
                 let debris = props.iter().filter(|p| p.debris).count();
                 frames_run += options.frames as u64;
                 log.push(format!(
-                    "{title}: peak {} enemies, {} projectiles, {} sounds; {} props ({} debris)",
+                    "{title}: peak {} enemies, {} projectiles, {} sounds; {} props ({} debris); \
+                     {lists} visibility lists ({entries} entries) read after the join",
                     enemies.high_water_len(),
                     projectiles.high_water_len(),
                     sounds.high_water_len(),
@@ -449,6 +485,34 @@ fn main() -> Result<(), scope_stack::AllocError> {
     println!("global-heap allocations while frames ran: {heap}");
     assert_eq!(heap, 0, "the frame loop touched the global heap");
     Ok(())
+}
+
+/// The level loader: `threads` threads each decode a sector of the map into a list of
+/// spawn points (tiles of one kind), placed straight into the scene scope; this thread
+/// gathers the lists into the level's table (in the same scope) after the join.
+fn load_spawn_points<'w>(
+    scene: &'w ConcurrentScope<'_>,
+    tiles: &[u8],
+    threads: usize,
+) -> &'w [&'w [u32]] {
+    let sector = tiles.len().div_ceil(threads);
+    let lists: Vec<&'w [u32]> = std::thread::scope(|t| {
+        let loaders: Vec<_> = (0..threads)
+            .map(|w| {
+                t.spawn(move || {
+                    let (lo, hi) = (w * sector, ((w + 1) * sector).min(tiles.len()));
+                    let points =
+                        scene.alloc_iter((lo..hi).filter(|&i| tiles[i] == 250).map(|i| i as u32));
+                    &*points
+                })
+            })
+            .collect();
+        loaders
+            .into_iter()
+            .map(|h| h.join().expect("a loader panicked"))
+            .collect()
+    });
+    scene.alloc_slice_copy(&lists)
 }
 
 /// One worker's frame: spawn and despawn objects, update them, and use a scratch scope
