@@ -131,6 +131,30 @@
 //! Each one has a `// SAFETY:` comment, and the whole suite runs under Miri with strict
 //! provenance and symbolic alignment checks.
 //!
+//! # 8. Concurrent scopes keep every thread inside the closure
+//!
+//! [`scope_concurrent`](crate::ScopeStack::scope_concurrent) borrows its parent mutably
+//! and lends `&'c ConcurrentScope` with a higher-ranked `'c`, so any number of threads
+//! may allocate into it at once while nothing of theirs outlives the closure: a thread
+//! can only hold the scope if it was joined before the closure returns, and that join
+//! orders everything it did before the close. Values that get a finalizer there must be
+//! `Send + 'static`, because their destructor runs on the closing thread. Each thread's
+//! finalizers run in reverse order of construction. Proven by the `compile_fail`
+//! examples of [`crate::concurrent`] (a reference escaping the closure, the scope moved
+//! into a `'static` thread, a non-`Send` value given to `new_object`, a `LocalScope`
+//! sent to another thread), by `tests/concurrent.rs` and `tests/concurrent_stress.rs`
+//! under Miri, and by the loom models in `tests/loom_concurrent.rs`.
+//!
+//! # 9. Statistics are exact, or say they are a bound
+//!
+//! Used bytes and high-water marks are what users size blocks from. A concurrent
+//! scope's report counts every chunk's used bytes exactly (a chunk's header included)
+//! and says which tails are still free and which were left behind; while it is open the
+//! block's own counters leave its region out, and its close counts the region's peak
+//! into the block's high-water mark. Proven by `tests/concurrent.rs`
+//! (`reports_list_every_chunk_with_its_thread`,
+//! `statistics_count_the_regions_peak_after_the_close`).
+//!
 //! # Also rejected
 //!
 //! Scope handles cannot be swapped between allocators to fool the rewind:
