@@ -51,16 +51,27 @@ impl<'c> ConcurrentScope<'_> {
         // way, which assigns it.
         let inner = &self.inner;
         let index = thread_index::current_exclusive_fast() as usize;
+        let mut at = None;
         if index < inner.slot_count {
             // SAFETY: `index < slot_count`: a slot of the table, held by this thread
             // alone (see `region`).
             let slot = unsafe { &*inner.slots.as_ptr().add(index) };
-            if let Some(at) = slot.bump(size, align) {
-                // SAFETY: fresh memory of this thread's, sized and aligned for `T`.
-                return unsafe { place(inner.ptr(at).cast(), value) };
-            }
+            at = slot.bump(size, align);
         }
-        self.local().new_pod_slow(value)
+        if size <= 16 {
+            // As in `LocalScope::new_pod`: small values go to the slow path with it.
+            return match at {
+                // SAFETY: fresh memory of this thread's, sized and aligned for `T`.
+                Some(at) => unsafe { place(inner.ptr(at).cast(), value) },
+                None => self.local().new_pod_slow(value),
+            };
+        }
+        let p = match at {
+            Some(at) => inner.ptr(at),
+            None => self.local().bump_or_fail(size, align),
+        };
+        // SAFETY: fresh memory of this thread's, sized and aligned for `T`.
+        unsafe { place(p.cast(), value) }
     }
 
     /// Places a value that needs no drop, or hands it back with the error.

@@ -110,7 +110,7 @@ impl<'a> LocalScope<'a> {
     #[cold]
     #[inline(never)]
     #[track_caller]
-    fn bump_or_fail(&self, size: usize, align: usize) -> NonNull<u8> {
+    pub(crate) fn bump_or_fail(&self, size: usize, align: usize) -> NonNull<u8> {
         match self.bump_slow(size, align) {
             Ok(p) => p,
             Err(e) => fail(e),
@@ -267,22 +267,35 @@ impl<'a> LocalScope<'a> {
         }
         // Both conditions above are constants: small types come straight here, to one
         // bump in this thread's chunk and one branch.
-        match self.any_slot().bump(size_of::<T>(), align_of::<T>()) {
-            // SAFETY: fresh memory of this thread's, sized and aligned for `T`, valid
-            // until the scope closes.
-            Some(at) => unsafe { place(self.ptr(at).cast(), value) },
-            None => self.new_pod_slow(value),
+        let at = self.any_slot().bump(size_of::<T>(), align_of::<T>());
+        if size_of::<T>() <= 16 {
+            // A value that travels in registers: the slow path takes it along, so the
+            // fast path keeps nothing alive across a call.
+            return match at {
+                // SAFETY: fresh memory of this thread's, sized and aligned for `T`,
+                // valid until the scope closes.
+                Some(at) => unsafe { place(self.ptr(at).cast(), value) },
+                None => self.new_pod_slow(value),
+            };
         }
+        // A larger value is written once, after the branches meet, so the compiler can
+        // build it in place instead of on the stack.
+        let p = match at {
+            Some(at) => self.ptr(at),
+            None => self.bump_or_fail(size_of::<T>(), align_of::<T>()),
+        };
+        // SAFETY: as above.
+        unsafe { place(p.cast(), value) }
     }
 
-    /// `new_pod` after the chunk ran out: it takes the value along, so the fast path
-    /// keeps nothing alive across the call.
+    /// `new_pod` after the chunk ran out, for values small enough to travel in
+    /// registers.
     #[cold]
     #[inline(never)]
     #[track_caller]
     pub(crate) fn new_pod_slow<T>(&self, value: T) -> &'a mut T {
         let p = self.bump_or_fail(size_of::<T>(), align_of::<T>());
-        // SAFETY: as in `new_pod`.
+        // SAFETY: fresh memory of this thread's, sized and aligned for `T`.
         unsafe { place(p.cast(), value) }
     }
 
@@ -564,8 +577,33 @@ impl<'a> LocalScope<'a> {
     ///     assert_eq!(jobs.local().alloc_slice_copy(&[1, 2, 3]), &[1, 2, 3]);
     /// }));
     /// ```
+    #[inline]
     #[track_caller]
     pub fn alloc_slice_copy<T: Copy>(&self, src: &[T]) -> &'a mut [T] {
+        // Fast path: a short slice bumps straight in this thread's chunk (the bytes
+        // cannot overflow: at most `MAX_ALIGN` elements of at most `MAX_ALIGN` bytes).
+        if align_of::<T>() <= MAX_ALIGN && size_of::<T>() <= MAX_ALIGN && src.len() <= MAX_ALIGN {
+            let bytes = src.len() * size_of::<T>();
+            if bytes != 0 && bytes <= MAX_ALIGN {
+                if let Some(at) = self.any_slot().bump(bytes, align_of::<T>()) {
+                    let dst = self.ptr(at).cast::<T>();
+                    // SAFETY: fresh room for `src.len()` `T`s, not overlapping `src`;
+                    // `T: Copy`.
+                    unsafe {
+                        ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr(), src.len());
+                        return core::slice::from_raw_parts_mut(dst.as_ptr(), src.len());
+                    }
+                }
+            }
+        }
+        self.alloc_slice_copy_slow(src)
+    }
+
+    /// `alloc_slice_copy` past the fast path: a new chunk, a long slice, or a panic.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn alloc_slice_copy_slow<T: Copy>(&self, src: &[T]) -> &'a mut [T] {
         match self.try_alloc_slice_copy(src) {
             Ok(s) => s,
             Err(e) => fail(e),
@@ -890,10 +928,9 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[track_caller]
     pub fn alloc_str(&self, src: &str) -> &'a mut str {
-        match self.try_alloc_str(src) {
-            Ok(s) => s,
-            Err(e) => fail(e),
-        }
+        let bytes = self.alloc_slice_copy(src.as_bytes());
+        // SAFETY: a copy of valid UTF-8.
+        unsafe { core::str::from_utf8_unchecked_mut(bytes) }
     }
 
     /// Copies a string into the scope, or says why it cannot.
