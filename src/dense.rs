@@ -49,7 +49,7 @@
 //!   is below `n`, and its generation equals the slot's current, odd generation; so a
 //!   lookup can never reach a free slot, whatever bits the handle holds.
 //! - With the `debug-fill` feature, every free slot's bytes are the pattern
-//!   [`debug_fill::FREED_SLOT`](crate::debug_fill::FREED_SLOT) (`0x1deadb0b`): fresh
+//!   [`debug_fill::FREED_SLOT`](crate::block::debug_fill::FREED_SLOT) (`0x1deadb0b`): fresh
 //!   slots are painted when the pool is made, removed slots right after their value is
 //!   moved out or dropped. Stale data then stands out in a debugger.
 //!
@@ -147,9 +147,9 @@ use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::error::AllocError;
-use crate::finalizer::ObjectLayout;
+use crate::scope::finalizer::ObjectLayout;
+use crate::scope::info::{PoolLink, PoolSnapshot};
 use crate::scope::ScopeStack;
-use crate::scope_info::{PoolLink, PoolSnapshot};
 
 /// Bits of a handle's slot word that hold the slot index.
 const INDEX_BITS: u32 = 24;
@@ -730,7 +730,7 @@ impl<'s, T> DensePool<'s, T> {
         // overwritten with plain bytes.
         let at = NonNull::new(self.slot_ptr(index).cast::<u8>());
         if let Some(at) = at {
-            crate::debug_fill::freed_slot(at, size_of::<T>());
+            crate::block::debug_fill::freed_slot(at, size_of::<T>());
         }
     }
 
@@ -1129,7 +1129,7 @@ impl<'s, T> DensePool<'s, T> {
 
     /// The bytes of a free slot, or `None` when the slot is live or out of range. With
     /// the `debug-fill` feature every free slot is painted with
-    /// [`debug_fill::FREED_SLOT`](crate::debug_fill::FREED_SLOT) (`0x1deadb0b`), so
+    /// [`debug_fill::FREED_SLOT`](crate::block::debug_fill::FREED_SLOT) (`0x1deadb0b`), so
     /// this shows the pattern; it is a debugging aid for tests and tools.
     ///
     /// ```

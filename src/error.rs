@@ -7,9 +7,8 @@
 
 use core::fmt;
 
-/// The longest scope name, in bytes, that an [`AllocError`] keeps. Longer names are
-/// cut at a character boundary.
-pub const MAX_ERROR_NAME_LEN: usize = 24;
+pub use crate::limits::MAX_ERROR_NAME_LEN;
+use crate::limits::{MAX_POOL_CAPACITY, MAX_POOL_SHARDS, MAX_STORE_OBJECTS};
 
 /// What kind of failure an [`AllocError`] reports.
 ///
@@ -78,9 +77,7 @@ impl AllocErrorKind {
 
 // The limits that the messages above spell out.
 const _: () = assert!(
-    crate::pool::MAX_POOL_CAPACITY == 16_777_216
-        && crate::store::MAX_STORE_OBJECTS == 4_294_967_295
-        && crate::pool::MAX_POOL_SHARDS == 256
+    MAX_POOL_CAPACITY == 16_777_216 && MAX_STORE_OBJECTS == 4_294_967_295 && MAX_POOL_SHARDS == 256
 );
 
 /// A scope name copied into the error, so the error owns no borrowed data.

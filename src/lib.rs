@@ -55,41 +55,31 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-mod alloc_api;
+mod block;
 pub mod concurrent;
-mod cursor;
-pub mod debug_fill;
 pub mod dense;
 mod error;
-mod finalizer;
-mod linear;
+mod limits;
 pub mod pool;
 #[cfg(feature = "alloc")]
 mod report;
-#[cfg(feature = "alloc")]
-mod report_concurrent;
 pub mod rules;
 mod scope;
-mod scope_info;
 #[cfg(feature = "std")]
 pub mod scratch;
-#[cfg(feature = "std")]
-mod scratch_pads;
 pub mod store;
-#[cfg(feature = "alloc")]
-mod svg;
 mod sync;
 mod thread_index;
 
+pub use block::debug_fill;
+pub use block::linear::LinearAllocator;
 pub use concurrent::{ConcurrentConfig, ConcurrentScope, LocalScope};
 pub use dense::{DenseHandle, DensePool};
 pub use error::{AllocError, AllocErrorKind, AllocErrorWith, MAX_ERROR_NAME_LEN};
-pub use linear::{LinearAllocator, MAX_ALIGN};
+pub use limits::MAX_ALIGN;
 pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY, MAX_POOL_SHARDS};
 #[cfg(feature = "alloc")]
-pub use report::{MemoryMap, PoolReport, ScopeReport};
-#[cfg(feature = "alloc")]
-pub use report_concurrent::{ChunkReport, ConcurrentReport};
+pub use report::{ChunkReport, ConcurrentReport, MemoryMap, PoolReport, ScopeReport};
 pub use scope::{Scope, ScopeStack};
 #[cfg(feature = "std")]
 pub use scratch::{scratch, scratch_for, ScratchPads};

@@ -14,7 +14,7 @@ use core::mem::{align_of, size_of};
 use core::ptr::NonNull;
 
 use crate::error::{AllocError, AllocErrorWith};
-use crate::linear::MAX_ALIGN;
+use crate::limits::MAX_ALIGN;
 use crate::thread_index;
 
 use super::ConcurrentScope;

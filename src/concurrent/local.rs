@@ -14,8 +14,8 @@ use core::mem::{align_of, needs_drop, size_of, MaybeUninit};
 use core::ptr::{self, NonNull};
 
 use crate::error::{AllocError, AllocErrorKind, AllocErrorWith};
-use crate::finalizer::{self, ObjectLayout, SliceLayout};
-use crate::linear::MAX_ALIGN;
+use crate::limits::MAX_ALIGN;
+use crate::scope::finalizer::{self, ObjectLayout, SliceLayout};
 
 use super::region::Slot;
 use super::Inner;
@@ -559,7 +559,7 @@ impl<'a> LocalScope<'a> {
     pub fn try_alloc_layout(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
         let p = self.bump_checked(layout.size(), layout.align())?;
         #[cfg(feature = "debug-fill")]
-        crate::debug_fill::fresh(p, layout.size());
+        crate::block::debug_fill::fresh(p, layout.size());
         Ok(p)
     }
 

@@ -77,11 +77,11 @@ pub(crate) mod region;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
-use crate::cursor::Cursor;
+use crate::block::cursor::Cursor;
+use crate::block::linear::LinearAllocator;
 use crate::error::{AllocError, AllocErrorKind};
-use crate::linear::LinearAllocator;
+use crate::scope::info::{Extras, ScopeInfo};
 use crate::scope::ScopeStack;
-use crate::scope_info::{Extras, ScopeInfo};
 use crate::thread_index;
 
 pub use local::LocalScope;
@@ -428,7 +428,7 @@ impl Drop for Close<'_> {
                 c.alloc
                     .end_reservation(c.cursor, reserved_to, top, c.outer_reserved);
                 #[cfg(feature = "debug-fill")]
-                crate::debug_fill::released(c.cursor, c.inner.start);
+                crate::block::debug_fill::released(c.cursor, c.inner.start);
                 c.alloc.rewind(c.cursor, c.inner.start);
                 if let Some(limit) = c.saved_limit {
                     c.cursor.set_limit(limit);

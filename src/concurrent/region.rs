@@ -20,7 +20,7 @@ use core::ptr::{self, NonNull};
 
 use crossbeam_utils::CachePadded;
 
-use crate::finalizer::{Chain, SharedChain};
+use crate::scope::finalizer::{Chain, SharedChain};
 use crate::sync::{AtomicPtr, AtomicUsize, Ordering};
 
 /// Bytes of one slot: two cache lines, so neighbouring threads never share one.

@@ -219,7 +219,7 @@ use core::ptr::{self, NonNull};
 use crossbeam_utils::CachePadded;
 
 use crate::error::AllocError;
-use crate::finalizer::ObjectLayout;
+use crate::scope::finalizer::ObjectLayout;
 use crate::scope::ScopeStack;
 use crate::sync::{AtomicU32, Ordering, UnsafeCell};
 
@@ -227,11 +227,10 @@ use free_list::{FreeLists, Head, ShardLayout, Transit, HEADS_PER_SHARD};
 pub use handle::Handle;
 use handle::{INDEX_BITS, INDEX_MASK};
 
-/// The largest capacity a pool accepts: the 24-bit slot index.
-pub const MAX_POOL_CAPACITY: usize = 1 << INDEX_BITS;
+pub use crate::limits::{MAX_POOL_CAPACITY, MAX_POOL_SHARDS};
 
-/// The most shards [`ScopeStack::new_pool_with_shards`] accepts.
-pub const MAX_POOL_SHARDS: usize = 256;
+// The published capacity is what the slot index can address.
+static_assertions::const_assert_eq!(MAX_POOL_CAPACITY, 1 << INDEX_BITS);
 
 /// The most shards [`ScopeStack::new_pool`] gives a pool (see [`Pool::default_shards`]).
 pub const DEFAULT_MAX_SHARDS: usize = 32;
@@ -491,7 +490,7 @@ impl<T> Core<T> {
         #[cfg(feature = "debug-fill")]
         self.slot(index).with_mut(|p| {
             if let Some(p) = NonNull::new(p.cast::<u8>()) {
-                crate::debug_fill::freed_slot(p, size_of::<T>());
+                crate::block::debug_fill::freed_slot(p, size_of::<T>());
             }
         });
         let stamp = self.stamp(index);
@@ -831,7 +830,7 @@ impl<'s> ScopeStack<'s> {
                 // (the stamps array lives in scope memory, apart from the pool object), so a
                 // report never reads the pool object the caller holds `&mut` to.
                 let core = &p.core;
-                let link = crate::scope_info::PoolLink {
+                let link = crate::scope::info::PoolLink {
                     ptr: core.stamps.cast(),
                     words: [
                         core.values.as_ptr().addr(),
@@ -861,7 +860,7 @@ impl<'s> ScopeStack<'s> {
 /// # Safety
 /// `link` was filled in by `try_new_pool`, and its pool's scope is live.
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-unsafe fn pool_snapshot(link: &crate::scope_info::PoolLink) -> crate::scope_info::PoolSnapshot {
+unsafe fn pool_snapshot(link: &crate::scope::info::PoolLink) -> crate::scope::info::PoolSnapshot {
     let [addr, bytes, capacity, fresh, shard_len] = link.words;
     let view = StampView {
         stamps: link.ptr.cast::<AtomicU32>(),
@@ -872,7 +871,7 @@ unsafe fn pool_snapshot(link: &crate::scope_info::PoolLink) -> crate::scope_info
             shards: (capacity as u32).div_ceil(shard_len as u32),
         },
     };
-    crate::scope_info::PoolSnapshot {
+    crate::scope::info::PoolSnapshot {
         len: view.live_count(),
         capacity,
         high_water_len: view.used_count(),

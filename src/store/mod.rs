@@ -174,17 +174,16 @@ use core::sync::atomic::AtomicPtr;
 use loom::sync::atomic::AtomicPtr;
 
 use crate::error::{AllocError, AllocErrorKind};
-use crate::finalizer::ObjectLayout;
 use crate::pool::{Pool, PoolBox};
+use crate::scope::finalizer::ObjectLayout;
+use crate::scope::info::{PoolLink, PoolSnapshot};
 use crate::scope::ScopeStack;
-use crate::scope_info::{PoolLink, PoolSnapshot};
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
 use garbage::{Garbage, SHARDS};
 use table::{Block, Table, NONE};
 
-/// The most objects a store can hold (object indices are 32 bits, one value reserved).
-pub const MAX_STORE_OBJECTS: usize = u32::MAX as usize;
+pub use crate::limits::MAX_STORE_OBJECTS;
 
 /// Source of the stores' generation seeds. It only names stores; it orders nothing.
 static STORE_IDS: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);

@@ -30,19 +30,11 @@ use core::cell::Cell;
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
-use crate::cursor::Cursor;
+use super::cursor::Cursor;
 #[cfg(feature = "alloc")]
 use crate::error::{AllocError, AllocErrorKind};
-use crate::scope::{run_scope, Scope};
-use crate::scope_info::ScopeInfo;
 
-/// The largest alignment a scope hands out, in bytes. Larger requests are an
-/// [`AllocErrorKind::AlignmentTooLarge`] error.
-///
-/// Heap-backed blocks are themselves aligned to `MAX_ALIGN`; a buffer passed to
-/// [`LinearAllocator::from_static`] may have any alignment (padding is added per
-/// allocation as needed).
-pub const MAX_ALIGN: usize = 4096;
+pub use crate::limits::MAX_ALIGN;
 
 /// One fixed block of memory, reserved once, that scopes bump-allocate from.
 ///
@@ -81,8 +73,9 @@ pub struct LinearAllocator {
     /// shared block). `None` whenever no such scope is live, so moving the allocator
     /// never leaves it dangling.
     active: Cell<Option<NonNull<Cursor>>>,
-    /// The innermost live scope's record (see `crate::scope_info`), or `None`.
-    innermost: Cell<Option<NonNull<ScopeInfo>>>,
+    /// The innermost live scope's record, or `None`. The scope layer owns the record
+    /// and its type; the block only keeps the pointer (see `crate::scope::info`).
+    innermost: Cell<Option<NonNull<()>>>,
     /// Largest `cur` seen so far (see the module docs).
     high_water: Cell<usize>,
     /// Where the live formatting reservation began, or `usize::MAX` (see the module
@@ -182,7 +175,12 @@ impl LinearAllocator {
             base,
             start,
             end,
-            root: Cursor::new(base, NonNull::dangling(), start, end),
+            root: Cursor::new(
+                base,
+                NonNull::<LinearAllocator>::dangling().cast(),
+                start,
+                end,
+            ),
             active: Cell::new(None),
             innermost: Cell::new(None),
             high_water: Cell::new(start),
@@ -263,69 +261,44 @@ impl LinearAllocator {
             .set(self.allocated_to(self.active_cursor().cur()));
     }
 
-    /// Opens the outermost scope, runs `f` with it, then unwinds it: finalizers run in
-    /// reverse order of construction and the block rewinds to where the scope began.
-    /// The closure's result comes back.
-    ///
-    /// The scope's lifetime is higher-ranked, so nothing it hands out can leave the
-    /// closure. This also runs when `f` panics.
-    ///
-    /// ```
-    /// # use scope_stack::LinearAllocator;
-    /// let mut block = LinearAllocator::with_capacity(1 << 16).unwrap();
-    /// let len = block.scope("systems", |systems| systems.alloc_str("renderer").len());
-    /// assert_eq!(len, 8);
-    /// ```
-    pub fn scope<'env, R>(
-        &mut self,
-        name: &str,
-        f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
-    ) -> R {
-        let this: &LinearAllocator = self;
-        this.root.set_owner(NonNull::from(this));
-        run_scope(this, &this.root, name, None, f)
-    }
+    // ----- crate-internal bump machinery (used by the scope layer) -----
 
-    /// Opens a scope on a block reached through a shared reference (the scratch pads),
-    /// suspending the cursor of the scope it interrupts until it ends. The interrupted
-    /// scope's allocations then fail with [`AllocErrorKind::NotInnermost`] instead of
-    /// overlapping this one.
-    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    /// A pointer with the provenance of the whole block.
     #[inline]
-    pub(crate) fn scope_shared<'env, R>(
-        &self,
-        name: &str,
-        f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
-    ) -> R {
-        /// Resumes the interrupted cursor, even on a panic.
-        struct Resume<'a> {
-            alloc: &'a LinearAllocator,
-            outer: &'a Cursor,
-            limit: usize,
-            prev_active: Option<NonNull<Cursor>>,
-        }
-        impl Drop for Resume<'_> {
-            fn drop(&mut self) {
-                self.outer.resume(self.limit);
-                self.alloc.active.set(self.prev_active);
-            }
-        }
-
-        let outer = self.active_cursor();
-        let cursor = Cursor::new(self.base, NonNull::from(self), outer.cur(), outer.limit());
-        let _resume = Resume {
-            alloc: self,
-            outer,
-            limit: outer.suspend(),
-            prev_active: self.active.get(),
-        };
-        self.active.set(Some(NonNull::from(&cursor)));
-        // Declared after `_resume`, so it unwinds (finalizers, rewind) before the outer
-        // cursor resumes.
-        run_scope(self, &cursor, name, None, f)
+    pub(crate) fn base(&self) -> NonNull<u8> {
+        self.base
     }
 
-    // ----- crate-internal bump machinery (used by `ScopeStack`) -----
+    /// The root cursor: the one scopes opened with `&mut self` share.
+    #[inline]
+    pub(crate) fn root(&self) -> &Cursor {
+        &self.root
+    }
+
+    /// The cursor of a scope opened on a shared block, while one is live.
+    #[inline]
+    pub(crate) fn active(&self) -> Option<NonNull<Cursor>> {
+        self.active.get()
+    }
+
+    /// Makes `cursor` the active one (`None`: the root), on a shared-block scope's open
+    /// and close. The caller keeps it valid while it is set.
+    #[inline]
+    pub(crate) fn set_active(&self, cursor: Option<NonNull<Cursor>>) {
+        self.active.set(cursor);
+    }
+
+    /// The innermost live scope's record, as the scope layer stored it.
+    #[inline]
+    pub(crate) fn innermost_raw(&self) -> Option<NonNull<()>> {
+        self.innermost.get()
+    }
+
+    /// Stores the innermost live scope's record (scope layer only).
+    #[inline]
+    pub(crate) fn set_innermost_raw(&self, info: Option<NonNull<()>>) {
+        self.innermost.set(info);
+    }
 
     /// The cursor of the innermost live scope (the root cursor when none is nested).
     #[inline]
@@ -341,48 +314,6 @@ impl LinearAllocator {
     /// Address one past the block's last byte.
     pub(crate) fn end_addr(&self) -> usize {
         self.end
-    }
-
-    /// Calls `f` for every live scope, innermost first, with the bytes it holds itself
-    /// (from its start to the next scope's start, or to the bump pointer).
-    ///
-    /// A scope opened during a formatting reservation begins above the reserved bytes
-    /// and owns nothing; the reserved bytes are no scope's own.
-    pub(crate) fn for_each_live_scope(&self, mut f: impl FnMut(&ScopeInfo, usize)) {
-        let mut upper = self.allocated_to(self.active_cursor().cur());
-        let mut at = self.innermost.get();
-        while let Some(p) = at {
-            // SAFETY: `innermost` and the `parent` links point at live scopes' records
-            // (see `crate::scope_info`).
-            let info = unsafe { p.as_ref() };
-            f(info, upper.saturating_sub(info.start));
-            upper = self.allocated_to(info.start);
-            at = info.parent;
-        }
-    }
-
-    /// The live scope holding the most bytes of its own, and how many.
-    pub(crate) fn largest_scope(&self) -> Option<(&str, usize)> {
-        let mut best: Option<(&str, usize)> = None;
-        self.for_each_live_scope(|info, own| {
-            if best.is_none_or(|(_, b)| own > b) {
-                // SAFETY: the name outlives the scope, which outlives this call.
-                best = Some((unsafe { &*core::ptr::from_ref(info.name()) }, own));
-            }
-        });
-        best
-    }
-
-    /// The innermost live scope's record.
-    #[inline]
-    pub(crate) fn innermost(&self) -> Option<NonNull<ScopeInfo>> {
-        self.innermost.get()
-    }
-
-    /// Makes `info` the innermost live scope's record (on open, and back on close).
-    #[inline]
-    pub(crate) fn set_innermost(&self, info: Option<NonNull<ScopeInfo>>) {
-        self.innermost.set(info);
     }
 
     /// Moves `cursor` back to `to`, recording the high-water mark first (never above a
@@ -490,5 +421,13 @@ impl core::fmt::Debug for LinearAllocator {
             .field("used", &self.used())
             .field("high_water_mark", &self.high_water_mark())
             .finish()
+    }
+}
+
+impl Cursor {
+    /// The block this cursor belongs to (see `Cursor::owner`).
+    #[inline]
+    pub(crate) fn block(&self) -> NonNull<LinearAllocator> {
+        self.owner().cast()
     }
 }

@@ -14,8 +14,8 @@ use std::thread::ThreadId;
 
 use thread_local::ThreadLocal;
 
+use crate::block::linear::LinearAllocator;
 use crate::error::AllocError;
-use crate::linear::LinearAllocator;
 use crate::scope::Scope;
 
 /// One thread's pad.

@@ -20,7 +20,7 @@
 use core::cell::Cell;
 use core::ptr::NonNull;
 
-use crate::linear::{LinearAllocator, MAX_ALIGN};
+use crate::limits::MAX_ALIGN;
 
 /// One bump pointer with its limit.
 pub(crate) struct Cursor {
@@ -29,7 +29,7 @@ pub(crate) struct Cursor {
     /// The block this cursor belongs to, for the slow paths of the scopes that allocate
     /// through it (errors, reports). Set from a shared borrow of the block when the
     /// cursor's outermost scope opens; valid while any scope on the cursor lives.
-    owner: Cell<NonNull<LinearAllocator>>,
+    owner: Cell<NonNull<()>>,
     /// Address of the next free byte.
     cur: Cell<usize>,
     /// Address past which allocation fails; 0 while suspended (a real limit is an
@@ -38,12 +38,7 @@ pub(crate) struct Cursor {
 }
 
 impl Cursor {
-    pub(crate) fn new(
-        base: NonNull<u8>,
-        owner: NonNull<LinearAllocator>,
-        cur: usize,
-        limit: usize,
-    ) -> Cursor {
+    pub(crate) fn new(base: NonNull<u8>, owner: NonNull<()>, cur: usize, limit: usize) -> Cursor {
         Cursor {
             base,
             owner: Cell::new(owner),
@@ -52,16 +47,18 @@ impl Cursor {
         }
     }
 
-    /// The block this cursor belongs to, as last set (see [`set_owner`](Self::set_owner)).
+    /// The block this cursor belongs to, as last set (see [`set_owner`](Self::set_owner)),
+    /// untyped: `crate::block::linear` gives it its type (`Cursor::block`), so this file
+    /// needs nothing from there.
     #[inline]
-    pub(crate) fn owner(&self) -> NonNull<LinearAllocator> {
+    pub(crate) fn owner(&self) -> NonNull<()> {
         self.owner.get()
     }
 
     /// Records the block that owns this cursor (the root cursor, on each outermost
     /// scope: the block may have moved since the last one).
     #[inline]
-    pub(crate) fn set_owner(&self, owner: NonNull<LinearAllocator>) {
+    pub(crate) fn set_owner(&self, owner: NonNull<()>) {
         self.owner.set(owner);
     }
 

@@ -40,7 +40,7 @@ pub(crate) use imp::*;
 mod imp {
     use core::ptr::NonNull;
 
-    use crate::cursor::Cursor;
+    use crate::block::cursor::Cursor;
 
     /// Paints `size` fresh bytes at `ptr` with [`FRESH`](super::FRESH).
     pub(crate) fn fresh(ptr: NonNull<u8>, size: usize) {

@@ -15,7 +15,9 @@
 use core::cell::Cell;
 use core::ptr::NonNull;
 
-use crate::finalizer::Chain;
+use crate::block::linear::LinearAllocator;
+
+use super::finalizer::Chain;
 
 /// One live scope, as the block sees it.
 ///
@@ -213,5 +215,51 @@ impl ScopeInfo {
             unsafe { (*link.as_ptr()).next = extras.pools.get() };
             extras.pools.set(Some(link));
         }
+    }
+}
+
+/// The block's list of live scopes: the block keeps the innermost record's address,
+/// this layer knows its type.
+impl LinearAllocator {
+    /// The innermost live scope's record.
+    #[inline]
+    pub(crate) fn innermost(&self) -> Option<NonNull<ScopeInfo>> {
+        self.innermost_raw().map(NonNull::cast)
+    }
+
+    /// Makes `info` the innermost live scope's record (on open, and back on close).
+    #[inline]
+    pub(crate) fn set_innermost(&self, info: Option<NonNull<ScopeInfo>>) {
+        self.set_innermost_raw(info.map(NonNull::cast));
+    }
+
+    /// Calls `f` for every live scope, innermost first, with the bytes it holds itself
+    /// (from its start to the next scope's start, or to the bump pointer).
+    ///
+    /// A scope opened during a formatting reservation begins above the reserved bytes
+    /// and owns nothing; the reserved bytes are no scope's own.
+    pub(crate) fn for_each_live_scope(&self, mut f: impl FnMut(&ScopeInfo, usize)) {
+        let mut upper = self.allocated_to(self.active_cursor().cur());
+        let mut at = self.innermost();
+        while let Some(p) = at {
+            // SAFETY: `innermost` and the `parent` links point at live scopes' records
+            // (see `crate::scope_info`).
+            let info = unsafe { p.as_ref() };
+            f(info, upper.saturating_sub(info.start));
+            upper = self.allocated_to(info.start);
+            at = info.parent;
+        }
+    }
+
+    /// The live scope holding the most bytes of its own, and how many.
+    pub(crate) fn largest_scope(&self) -> Option<(&str, usize)> {
+        let mut best: Option<(&str, usize)> = None;
+        self.for_each_live_scope(|info, own| {
+            if best.is_none_or(|(_, b)| own > b) {
+                // SAFETY: the name outlives the scope, which outlives this call.
+                best = Some((unsafe { &*core::ptr::from_ref(info.name()) }, own));
+            }
+        });
+        best
     }
 }

@@ -34,8 +34,8 @@ use core::cell::RefCell;
 use core::fmt;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::block::linear::LinearAllocator;
 use crate::error::AllocError;
-use crate::linear::LinearAllocator;
 use crate::scope::{Scope, ScopeStack};
 
 /// The capacity of each of a thread's two scratch arenas, in bytes, unless configured.
@@ -239,4 +239,6 @@ pub fn usage() -> Option<[(usize, usize); 2]> {
     })
 }
 
-pub use crate::scratch_pads::{PadStats, ScratchPads};
+mod pads;
+
+pub use pads::{PadStats, ScratchPads};

@@ -6,12 +6,10 @@
 //! ancestors, which are borrowed), so a report may be taken on any thread while
 //! workers allocate; its figures may trail allocations still in flight.
 
-use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::concurrent::{ConcurrentScope, Inner};
-use crate::report::{MemoryMap, ScopeReport};
-use crate::scope_info::ScopeInfo;
+use crate::concurrent::Inner;
+use crate::scope::info::ScopeInfo;
 
 /// A concurrent scope's region, in its [`ScopeReport`].
 ///
@@ -120,88 +118,4 @@ pub(crate) fn concurrent_of(info: &ScopeInfo) -> Option<&Inner> {
     // SAFETY: only the concurrent layer sets `detail`, to its `Inner`, which lives in
     // the frame of the call that opened the scope, as long as the record does.
     info.detail().map(|d| unsafe { d.cast::<Inner>().as_ref() })
-}
-
-/// The row of a scope record, given the bytes it holds itself and with its children.
-pub(crate) fn scope_row(
-    info: &ScopeInfo,
-    block_start: usize,
-    own: usize,
-    inclusive: usize,
-    pools: Vec<crate::report::PoolReport>,
-) -> ScopeReport {
-    let start = info.start - block_start;
-    let mut finalizer_offsets = Vec::new();
-    let concurrent = concurrent_of(info).map(concurrent_report);
-    if concurrent.is_none() {
-        info.chain
-            .for_each_record(|addr| finalizer_offsets.push(addr - block_start));
-        finalizer_offsets.reverse();
-    }
-    ScopeReport {
-        name: String::from(info.name()),
-        depth: info.depth(),
-        start,
-        own_bytes: own,
-        inclusive_bytes: inclusive,
-        finalizers: finalizer_offsets.len(),
-        finalizer_offsets,
-        budget: info.budget(),
-        pools,
-        concurrent,
-    }
-}
-
-impl ConcurrentScope<'_> {
-    /// A snapshot of the block as this scope sees it: this scope with its chunks, and
-    /// every scope it is nested in. Any thread may take one while workers allocate; the
-    /// figures may trail allocations still in flight. Scopes opened above this one on
-    /// the same block (a scratch scope of the opening thread) are not listed.
-    ///
-    /// ```
-    /// # use scope_stack::LinearAllocator;
-    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
-    /// memory.scope("level", |level| {
-    ///     level.scope_concurrent("load", |load| {
-    ///         std::thread::scope(|t| {
-    ///             t.spawn(|| {
-    ///                 load.alloc_str("mesh");
-    ///                 let map = load.report(); // from a worker
-    ///                 assert_eq!(map.scopes[1].name, "load");
-    ///             });
-    ///         });
-    ///     });
-    /// });
-    /// ```
-    pub fn report(&self) -> MemoryMap {
-        let inner = &self.inner;
-        // SAFETY: the record lives in the frame of the opening call, as long as `self`.
-        let info = unsafe { inner.info.get().as_ref() };
-        let block_start = inner.block_start;
-        let top = inner.region.top();
-        let mut scopes = Vec::new();
-        let mut upper = top;
-        let mut at = Some(info);
-        while let Some(i) = at {
-            let pools = crate::report::pool_rows(i, inner.capacity, block_start);
-            scopes.push(scope_row(
-                i,
-                block_start,
-                upper - i.start,
-                top - i.start,
-                pools,
-            ));
-            upper = i.start;
-            // SAFETY: the parents of a live scope are live (see `crate::scope_info`).
-            at = i.parent.map(|p| unsafe { &*p.as_ptr() });
-        }
-        scopes.reverse();
-        let used = top - block_start;
-        MemoryMap {
-            capacity: inner.capacity,
-            used,
-            high_water_mark: inner.high_water_at_open.max(used),
-            scopes,
-        }
-    }
 }

@@ -8,7 +8,7 @@
 use alloc::string::String;
 use core::fmt::Write as _;
 
-use crate::report::MemoryMap;
+use super::map::MemoryMap;
 
 /// Picture width and band geometry, in SVG user units.
 const WIDTH: f64 = 1000.0;

@@ -52,7 +52,7 @@ unsafe impl Allocator for &ScopeStack<'_> {
     unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
         if self.is_last(ptr, layout.size()) {
             #[cfg(feature = "debug-fill")]
-            crate::debug_fill::released(self.cursor(), ptr.as_ptr().addr());
+            crate::block::debug_fill::released(self.cursor(), ptr.as_ptr().addr());
             self.allocator().rewind(self.cursor(), ptr.as_ptr().addr());
         }
     }

@@ -1,20 +1,14 @@
-//! Memory map reports: where the block's memory is, by scope, as text and as a picture.
+//! The memory map's data: what a report holds, and how it prints as a table.
 //!
-//! A [`MemoryMap`] is a snapshot taken from the block's list of live scopes (see
-//! `crate::scope_info`): it owns its data, so it can be printed, compared or kept after
-//! the scopes are gone. Taking one allocates on the global heap (it is a diagnostic, not
-//! a hot path); it is available with the `alloc` feature.
-//!
-//! Invariant: a snapshot only reads live scopes' records and finalizer chains, through
-//! shared references; it never changes the block.
+//! This module owns the report types ([`MemoryMap`], [`ScopeReport`], [`PoolReport`]) and
+//! their text form. Invariant: a `MemoryMap` owns all its data (no borrow of the block),
+//! so it can be printed, compared or kept after the scopes are gone.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::{self, Write as _};
 
-use crate::linear::LinearAllocator;
-use crate::scope::ScopeStack;
-use crate::scope_info::{PoolLink, PoolSnapshot, ScopeInfo};
+use super::concurrent::ConcurrentReport;
 
 /// A snapshot of a block: its totals and every live scope, outermost first.
 ///
@@ -88,7 +82,7 @@ pub struct ScopeReport {
     /// For a concurrent scope ([`ScopeStack::scope_concurrent`]): its region and the
     /// chunks its threads claimed. Its finalizers live in per-thread chains that only
     /// their threads may read while it is open, so `finalizers` is 0 for it.
-    pub concurrent: Option<crate::report_concurrent::ConcurrentReport>,
+    pub concurrent: Option<ConcurrentReport>,
 }
 
 /// A pool or store carved from a scope, in a [`ScopeReport`]: a [`Pool`](crate::Pool),
@@ -157,125 +151,6 @@ pub(crate) fn short_type_name(full: &'static str) -> &'static str {
         return full;
     }
     full.rsplit("::").next().unwrap_or(full)
-}
-
-impl LinearAllocator {
-    /// A snapshot of the block and its live scopes. Callable through
-    /// [`ScopeStack::report`] while scopes are open, or here between them.
-    ///
-    /// ```
-    /// # use scope_stack::LinearAllocator;
-    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
-    /// memory.scope("s", |s| { s.alloc_raw(100, 1); });
-    /// let map = memory.report();
-    /// assert!(map.scopes.is_empty());
-    /// assert_eq!((map.used, map.high_water_mark), (0, 100));
-    /// ```
-    pub fn report(&self) -> MemoryMap {
-        let mut scopes = Vec::new();
-        let block_start = self.offset_base();
-        // A live concurrent scope's region lies above the bump pointer's account (see
-        // `crate::concurrent`): count what its threads claimed.
-        let mut end = self.used();
-        self.for_each_live_scope(|info, _| {
-            if let Some(c) = crate::report_concurrent::concurrent_of(info) {
-                end = end.max(c.region.top() - block_start);
-            }
-        });
-        // Every deeper scope lies inside an outer one, so a scope's inclusive extent runs
-        // from its start to the top.
-        self.for_each_live_scope(|info, own| {
-            let start = self.offset_of(info.start);
-            let own = match crate::report_concurrent::concurrent_of(info) {
-                Some(c) => c.region.top() - info.start,
-                None => own,
-            };
-            let pools = pool_rows(info, self.capacity(), block_start);
-            scopes.push(crate::report_concurrent::scope_row(
-                info,
-                block_start,
-                own,
-                end.saturating_sub(start),
-                pools,
-            ));
-        });
-        scopes.reverse();
-        MemoryMap {
-            capacity: self.capacity(),
-            used: end,
-            high_water_mark: self.high_water_mark().max(end),
-            scopes,
-        }
-    }
-
-    /// Address of the block's first byte.
-    fn offset_base(&self) -> usize {
-        self.end_addr() - self.capacity()
-    }
-}
-
-/// The rows of the pools carved from a scope, in the order they were made.
-pub(crate) fn pool_rows(info: &ScopeInfo, capacity: usize, block_start: usize) -> Vec<PoolReport> {
-    let mut pools = Vec::new();
-    let mut link = info.pools();
-    while let Some(l) = link {
-        // SAFETY: pool links live in this scope's memory and stay valid while the
-        // scope is live (see `ScopeInfo::add_pool`).
-        let l = unsafe { l.as_ref() };
-        // SAFETY: as above; `snapshot` was registered with this link's pool.
-        let p = unsafe { (l.snapshot)(l) };
-        let offset = pool_offset(&p, l, capacity, block_start);
-        pools.push(PoolReport {
-            kind: l.kind,
-            type_name: short_type_name(l.type_name),
-            len: p.len,
-            capacity: p.capacity,
-            high_water_len: p.high_water_len,
-            offset,
-            bytes: p.bytes.min(capacity - offset),
-        });
-        link = l.next;
-    }
-    pools.reverse();
-    pools
-}
-
-/// Where a pool's storage begins, as an offset inside the block.
-///
-/// A pool's storage address is outside the block when its first array holds a
-/// zero-sized type: Rust gives such an array a dangling address, since it takes no
-/// memory. The pool's side tables (`link.ptr`, scope memory by the contract of
-/// `PoolLink`) were carved right after it, so they mark where its bytes begin. If
-/// even those are elsewhere, the pool is shown where its link record sits.
-fn pool_offset(p: &PoolSnapshot, link: &PoolLink, capacity: usize, block_start: usize) -> usize {
-    let inside = |addr: usize| {
-        (block_start..=block_start + capacity)
-            .contains(&addr)
-            .then(|| addr - block_start)
-    };
-    inside(p.addr)
-        .or_else(|| inside(link.ptr.as_ptr().addr()))
-        .unwrap_or_else(|| {
-            core::ptr::from_ref(link)
-                .addr()
-                .clamp(block_start, block_start + capacity)
-                - block_start
-        })
-}
-
-impl ScopeStack<'_> {
-    /// A snapshot of this scope's block: totals and every live scope on it.
-    ///
-    /// ```
-    /// # use scope_stack::LinearAllocator;
-    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
-    /// memory.scope("systems", |s| {
-    ///     s.scope("level", |l| assert_eq!(l.report().scopes[1].name, "level"));
-    /// });
-    /// ```
-    pub fn report(&self) -> MemoryMap {
-        self.allocator().report()
-    }
 }
 
 /// `n` bytes in a short human form: `512 B`, `1.5 KiB`, `12.0 MiB`.

@@ -1,0 +1,229 @@
+//! Memory map reports: where the block's memory is, by scope, as text and as a picture.
+//!
+//! A [`MemoryMap`] is a snapshot taken from the block's list of live scopes (see
+//! `crate::scope_info`): it owns its data, so it can be printed, compared or kept after
+//! the scopes are gone. Taking one allocates on the global heap (it is a diagnostic, not
+//! a hot path); it is available with the `alloc` feature.
+//!
+//! Invariant: a snapshot only reads live scopes' records and finalizer chains, through
+//! shared references; it never changes the block.
+
+mod concurrent;
+mod map;
+mod svg;
+
+use alloc::vec::Vec;
+
+use crate::block::linear::LinearAllocator;
+use crate::concurrent::ConcurrentScope;
+use crate::scope::info::{PoolLink, PoolSnapshot, ScopeInfo};
+use crate::scope::ScopeStack;
+use alloc::string::String;
+
+use concurrent::{concurrent_of, concurrent_report};
+pub use concurrent::{ChunkReport, ConcurrentReport};
+use map::short_type_name;
+pub use map::{MemoryMap, PoolReport, ScopeReport};
+
+impl LinearAllocator {
+    /// A snapshot of the block and its live scopes. Callable through
+    /// [`ScopeStack::report`] while scopes are open, or here between them.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("s", |s| { s.alloc_raw(100, 1); });
+    /// let map = memory.report();
+    /// assert!(map.scopes.is_empty());
+    /// assert_eq!((map.used, map.high_water_mark), (0, 100));
+    /// ```
+    pub fn report(&self) -> MemoryMap {
+        let mut scopes = Vec::new();
+        let block_start = self.offset_base();
+        // A live concurrent scope's region lies above the bump pointer's account (see
+        // `crate::concurrent`): count what its threads claimed.
+        let mut end = self.used();
+        self.for_each_live_scope(|info, _| {
+            if let Some(c) = concurrent_of(info) {
+                end = end.max(c.region.top() - block_start);
+            }
+        });
+        // Every deeper scope lies inside an outer one, so a scope's inclusive extent runs
+        // from its start to the top.
+        self.for_each_live_scope(|info, own| {
+            let start = self.offset_of(info.start);
+            let own = match concurrent_of(info) {
+                Some(c) => c.region.top() - info.start,
+                None => own,
+            };
+            let pools = pool_rows(info, self.capacity(), block_start);
+            scopes.push(scope_row(
+                info,
+                block_start,
+                own,
+                end.saturating_sub(start),
+                pools,
+            ));
+        });
+        scopes.reverse();
+        MemoryMap {
+            capacity: self.capacity(),
+            used: end,
+            high_water_mark: self.high_water_mark().max(end),
+            scopes,
+        }
+    }
+
+    /// Address of the block's first byte.
+    fn offset_base(&self) -> usize {
+        self.end_addr() - self.capacity()
+    }
+}
+
+/// The rows of the pools carved from a scope, in the order they were made.
+pub(crate) fn pool_rows(info: &ScopeInfo, capacity: usize, block_start: usize) -> Vec<PoolReport> {
+    let mut pools = Vec::new();
+    let mut link = info.pools();
+    while let Some(l) = link {
+        // SAFETY: pool links live in this scope's memory and stay valid while the
+        // scope is live (see `ScopeInfo::add_pool`).
+        let l = unsafe { l.as_ref() };
+        // SAFETY: as above; `snapshot` was registered with this link's pool.
+        let p = unsafe { (l.snapshot)(l) };
+        let offset = pool_offset(&p, l, capacity, block_start);
+        pools.push(PoolReport {
+            kind: l.kind,
+            type_name: short_type_name(l.type_name),
+            len: p.len,
+            capacity: p.capacity,
+            high_water_len: p.high_water_len,
+            offset,
+            bytes: p.bytes.min(capacity - offset),
+        });
+        link = l.next;
+    }
+    pools.reverse();
+    pools
+}
+
+/// Where a pool's storage begins, as an offset inside the block.
+///
+/// A pool's storage address is outside the block when its first array holds a
+/// zero-sized type: Rust gives such an array a dangling address, since it takes no
+/// memory. The pool's side tables (`link.ptr`, scope memory by the contract of
+/// `PoolLink`) were carved right after it, so they mark where its bytes begin. If
+/// even those are elsewhere, the pool is shown where its link record sits.
+fn pool_offset(p: &PoolSnapshot, link: &PoolLink, capacity: usize, block_start: usize) -> usize {
+    let inside = |addr: usize| {
+        (block_start..=block_start + capacity)
+            .contains(&addr)
+            .then(|| addr - block_start)
+    };
+    inside(p.addr)
+        .or_else(|| inside(link.ptr.as_ptr().addr()))
+        .unwrap_or_else(|| {
+            core::ptr::from_ref(link)
+                .addr()
+                .clamp(block_start, block_start + capacity)
+                - block_start
+        })
+}
+
+impl ScopeStack<'_> {
+    /// A snapshot of this scope's block: totals and every live scope on it.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("systems", |s| {
+    ///     s.scope("level", |l| assert_eq!(l.report().scopes[1].name, "level"));
+    /// });
+    /// ```
+    pub fn report(&self) -> MemoryMap {
+        self.allocator().report()
+    }
+}
+
+/// The row of a scope record, given the bytes it holds itself and with its children.
+pub(crate) fn scope_row(
+    info: &ScopeInfo,
+    block_start: usize,
+    own: usize,
+    inclusive: usize,
+    pools: Vec<PoolReport>,
+) -> ScopeReport {
+    let start = info.start - block_start;
+    let mut finalizer_offsets = Vec::new();
+    let concurrent = concurrent_of(info).map(concurrent_report);
+    if concurrent.is_none() {
+        info.chain
+            .for_each_record(|addr| finalizer_offsets.push(addr - block_start));
+        finalizer_offsets.reverse();
+    }
+    ScopeReport {
+        name: String::from(info.name()),
+        depth: info.depth(),
+        start,
+        own_bytes: own,
+        inclusive_bytes: inclusive,
+        finalizers: finalizer_offsets.len(),
+        finalizer_offsets,
+        budget: info.budget(),
+        pools,
+        concurrent,
+    }
+}
+
+impl ConcurrentScope<'_> {
+    /// A snapshot of the block as this scope sees it: this scope with its chunks, and
+    /// every scope it is nested in. Any thread may take one while workers allocate; the
+    /// figures may trail allocations still in flight. Scopes opened above this one on
+    /// the same block (a scratch scope of the opening thread) are not listed.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.scope_concurrent("load", |load| {
+    ///         std::thread::scope(|t| {
+    ///             t.spawn(|| {
+    ///                 load.alloc_str("mesh");
+    ///                 let map = load.report(); // from a worker
+    ///                 assert_eq!(map.scopes[1].name, "load");
+    ///             });
+    ///         });
+    ///     });
+    /// });
+    /// ```
+    pub fn report(&self) -> MemoryMap {
+        let inner = &self.inner;
+        // SAFETY: the record lives in the frame of the opening call, as long as `self`.
+        let info = unsafe { inner.info.get().as_ref() };
+        let block_start = inner.block_start;
+        let top = inner.region.top();
+        let mut scopes = Vec::new();
+        let mut upper = top;
+        let mut at = Some(info);
+        while let Some(i) = at {
+            let pools = pool_rows(i, inner.capacity, block_start);
+            scopes.push(scope_row(
+                i,
+                block_start,
+                upper - i.start,
+                top - i.start,
+                pools,
+            ));
+            upper = i.start;
+            // SAFETY: the parents of a live scope are live (see `crate::scope_info`).
+            at = i.parent.map(|p| unsafe { &*p.as_ptr() });
+        }
+        scopes.reverse();
+        let used = top - block_start;
+        MemoryMap {
+            capacity: inner.capacity,
+            used,
+            high_water_mark: inner.high_water_at_open.max(used),
+            scopes,
+        }
+    }
+}

@@ -1,0 +1,872 @@
+//! Scope stacks: a rewind point plus a finalizer chain, nested over one block.
+//!
+//! Invariants this module keeps (the soundness rules of the crate's docs, see
+//! [`crate::rules`]):
+//! - **No reference outlives its scope.** A scope is only ever lent to a closure as
+//!   `&mut Scope<'c, 'env>` (a `ScopeStack<'c>` handle) with a higher-ranked `'c`; everything it hands out is
+//!   `&'c mut T`, so nothing can leave the closure, and the scope unwinds (in `Drop`)
+//!   right after the closure returns or panics.
+//! - **Only the innermost live scope allocates.** Opening a child takes `&mut self`, so
+//!   the parent can hand out nothing while the child lives; values the parent already
+//!   handed out carry `'p`, not the borrow of the handle, and stay usable in the child.
+//!   While a child lives the parent's bump pointer is therefore exactly the child's
+//!   start, so rewinding to the start restores the parent.
+//! - **Reverse-order destruction.** Each finalized value links a record onto this
+//!   scope's chain; unwinding runs the chain newest-first, then rewinds the block. Values
+//!   that need no drop get no record, so a scope of plain data unwinds in O(1).
+//! - **No destructor sees a destroyed value.** The chain hides drop order from the drop
+//!   checker, so values that get a finalizer must be `'static` (they can hold no
+//!   borrow of scope memory); non-`'static` values may only be placed when they need no
+//!   drop (`new_pod`). [`ScopeStack::new_object_unchecked`] is the `unsafe` way out.
+//! - `ScopeStack<'s>` is invariant in `'s`, and nothing can move a `ScopeStack` out of
+//!   the `&mut` it is lent as.
+
+use core::alloc::Layout;
+use core::fmt;
+use core::marker::PhantomData;
+use core::mem::{align_of, MaybeUninit};
+use core::ptr::{self, NonNull};
+
+mod alloc_api;
+pub(crate) mod finalizer;
+pub(crate) mod info;
+mod raw;
+mod slices;
+mod text;
+mod values;
+
+use crate::block::cursor::Cursor;
+use crate::block::linear::LinearAllocator;
+use crate::error::{AllocError, AllocErrorKind};
+use crate::limits::MAX_ALIGN;
+use info::{Extras, ScopeInfo};
+
+/// One scope: everything allocated through it lives until it unwinds.
+///
+/// You never own a `ScopeStack`; a closure passed to [`LinearAllocator::scope`] or
+/// [`ScopeStack::scope`] receives a [`Scope`] handle that derefs to one. Everything
+/// it hands out is `&'s mut T`, tied to the scope's lifetime rather than to the borrow of
+/// the handle, so values stay usable inside child scopes.
+///
+/// - [`new_pod`](Self::new_pod) places a value that needs no drop, with zero overhead.
+/// - [`new_object`](Self::new_object) places any `'static` value; if it needs drop, a
+///   finalizer record goes in front of it and its destructor runs on unwind. Objects of
+///   one type placed back to back share one record (a *run*), so the later ones carry
+///   no overhead and unwind with no extra call.
+/// - [`alloc_layout`](Self::alloc_layout), the `alloc_slice_*` family,
+///   [`alloc_str`](Self::alloc_str) and [`alloc_fmt`](Self::alloc_fmt) cover raw memory,
+///   slices and text.
+/// - [`new_pod_with`](Self::new_pod_with), [`new_object_with`](Self::new_object_with),
+///   [`alloc_uninit`](Self::alloc_uninit) and
+///   [`alloc_uninit_slice`](Self::alloc_uninit_slice) build values in place (below).
+/// - [`remaining`](Self::remaining) and [`budget`](Self::budget) say how much more the
+///   scope may take.
+/// - Each has a `try_` form returning an error (with the value handed back, where one was
+///   passed in) instead of panicking.
+///
+/// # Dropping a value before its scope ends
+///
+/// Values placed with `new_object` live until their scope unwinds. For one that
+/// should go earlier (a loader's buffers, a handle to a file), put it in an
+/// `allocator_api2::boxed::Box` allocated from the scope: `&ScopeStack` (and `&Scope`)
+/// implement allocator-api2's `Allocator`. The box owns its value, drops it exactly once
+/// when the box is dropped, and is no finalizer's business, so the scope does not drop
+/// it again when it unwinds. The box borrows the scope, so it cannot outlive it. If the
+/// box was the scope's most recent allocation, its memory is given back at once;
+/// otherwise the bytes stay taken until the scope unwinds.
+///
+/// ```
+/// use allocator_api2::boxed::Box;
+/// use scope_stack::LinearAllocator;
+///
+/// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+/// memory.scope("level", |level| {
+///     let used = level.used();
+///     let buffer = Box::new_in(vec![0u8; 64], &**level); // the Vec header lives in the scope
+///     assert_eq!(buffer.len(), 64);
+///     drop(buffer); // the Vec is dropped now, not at the end of "level"
+///     assert_eq!(level.used(), used); // it was the newest allocation: its bytes came back
+/// });
+/// ```
+///
+/// # In-place construction
+///
+/// `new_pod(value)` receives the value as an argument, so a large value is built on the
+/// stack first and then copied; an 8 MiB array would overflow a small thread stack. The
+/// `_with` forms reserve the room first and then call the closure, writing its result
+/// straight into place:
+///
+/// - In optimised builds (`--release`), the closure is inlined into an
+///   `#[inline(always)]` path that ends in one write to the reserved slot, and the
+///   optimiser builds the value there: tests build 8 MiB arrays this way on a thread
+///   with a 256 KiB stack. This is what the optimiser does, not a language guarantee;
+///   a closure too complex to inline (or one that builds its value in a local first and
+///   returns it through calls the optimiser cannot see through) may still go through
+///   the stack.
+/// - In debug builds nothing is inlined, so the closure's result goes through the
+///   stack (more than once). Do not rely on `_with` to avoid large temporaries there.
+/// - [`alloc_uninit`](Self::alloc_uninit) and
+///   [`alloc_uninit_slice`](Self::alloc_uninit_slice) hand out the uninitialised room
+///   itself: nothing passes through the stack in any build, and you write the value
+///   piece by piece.
+///
+/// ```
+/// use scope_stack::LinearAllocator;
+///
+/// let mut memory = LinearAllocator::with_capacity(64 * 1024).unwrap();
+/// memory.scope("systems", |systems| {
+///     let log = systems.new_object(Vec::<String>::new()); // finalized: freed on unwind
+///     for level in 1..=2 {
+///         systems.scope("level", |lvl| {
+///             let name = lvl.alloc_fmt(format_args!("level {level}"));
+///             log.push(name.to_string()); // the parent's value is usable in the child
+///         });
+///     }
+///     assert_eq!(log.len(), 2);
+/// });
+/// ```
+pub struct ScopeStack<'s> {
+    /// The bump cursor this scope allocates through (shared with its borrow-children).
+    /// It also knows the block ([`Cursor::owner`]), so the handle is two words.
+    cursor: &'s Cursor,
+    /// This scope's record in the block's list of live scopes (name, start, finalizer
+    /// chain, budget, pools). It lives in the frame of the call that opened the scope.
+    info: &'s ScopeInfo,
+    /// Invariant in `'s`.
+    _invariant: PhantomData<fn(&'s ()) -> &'s ()>,
+}
+
+/// The handle a scope's closure receives: a [`ScopeStack`] plus a marker lifetime.
+///
+/// It derefs to [`ScopeStack<'s>`](ScopeStack), which has all the methods; pass it to
+/// functions that take `&ScopeStack<'s>` or `&mut ScopeStack<'s>` and it coerces.
+///
+/// `'env` stands for everything that outlives the closure (the parent's values, the
+/// caller's locals). The type states `'env: 's`, which lets values in this scope hold
+/// references to that data (std's `thread::scope` uses the same device). Without it, a
+/// child scope could not even store a reference to a value of its parent.
+///
+/// ```
+/// use scope_stack::{LinearAllocator, ScopeStack};
+///
+/// fn spawn_names<'s>(scope: &ScopeStack<'s>, n: usize) -> &'s mut [u32] {
+///     scope.alloc_slice_fill_with(n, |i| i as u32)
+/// }
+///
+/// let caller_data = String::from("level-1.dat");
+/// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+/// memory.scope("level", |level| {
+///     let ids = spawn_names(level, 4);
+///     let path = level.new_pod(caller_data.as_str()); // borrows the caller's String
+///     level.scope("frame", |frame| {
+///         let picked = frame.alloc_slice_copy(&[&ids[1], &ids[3]]); // borrows the parent
+///         assert_eq!(*picked[1], 3);
+///         assert_eq!(*path, "level-1.dat");
+///     });
+/// });
+/// ```
+pub struct Scope<'s, 'env: 's> {
+    stack: ScopeStack<'s>,
+    _env: PhantomData<&'s mut &'env ()>,
+}
+
+impl<'s> Scope<'s, '_> {
+    pub(crate) fn new(stack: ScopeStack<'s>) -> Self {
+        Scope {
+            stack,
+            _env: PhantomData,
+        }
+    }
+}
+
+impl<'s> core::ops::Deref for Scope<'s, '_> {
+    type Target = ScopeStack<'s>;
+    #[inline(always)]
+    fn deref(&self) -> &ScopeStack<'s> {
+        &self.stack
+    }
+}
+
+impl<'s> core::ops::DerefMut for Scope<'s, '_> {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut ScopeStack<'s> {
+        &mut self.stack
+    }
+}
+
+impl fmt::Debug for Scope<'_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.stack, f)
+    }
+}
+
+/// Closes a scope when dropped, even while the closure (or a finalizer) panics: runs the
+/// finalizer chain, then rewinds the block, restores the limit a budget lowered and
+/// unlinks the record.
+///
+/// It lives in the frame of [`run_scope`], not in the handle the closure borrows, and
+/// keeps its own copies of the start, the parent record and the saved limit. The close
+/// path then reads nothing back from the record except the chain head, so opening and
+/// closing a scope passes each value through memory at most once per scope (the
+/// record's copies exist for reports and diagnostics).
+struct CloseScope<'a> {
+    alloc: &'a LinearAllocator,
+    cursor: &'a Cursor,
+    info: &'a ScopeInfo,
+    /// Where the scope began (its rewind point).
+    start: usize,
+    /// The record that was innermost when the scope opened.
+    parent: Option<NonNull<ScopeInfo>>,
+    /// The cursor limit to restore, when a budget lowered it.
+    saved_limit: Option<usize>,
+}
+
+impl Drop for CloseScope<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        /// The rewind half, so it also runs when a finalizer panics.
+        struct Rewind<'b>(&'b CloseScope<'b>);
+        impl Drop for Rewind<'_> {
+            #[inline]
+            fn drop(&mut self) {
+                let close = self.0;
+                #[cfg(feature = "debug-fill")]
+                crate::block::debug_fill::released(close.cursor, close.start);
+                close.alloc.rewind(close.cursor, close.start);
+                if let Some(limit) = close.saved_limit {
+                    close.cursor.set_limit(limit);
+                }
+                close.alloc.set_innermost(close.parent);
+            }
+        }
+        let _rewind = Rewind(self);
+        // SAFETY: the scope is ending; every reference it handed out carried `'s`, which
+        // ends here, so nothing uses the finalized values again. Child scopes are gone
+        // (they borrowed the handle mutably), and so is the handle itself (declared
+        // after this guard in `run_scope`).
+        unsafe { self.info.chain.run_all() };
+    }
+}
+
+/// Opens a scope on `cursor` (applying `budget`), runs `f`, and unwinds the scope.
+///
+/// The scope's record ([`ScopeInfo`]) lives in this frame and is linked as the block's
+/// innermost scope for as long as `f` runs.
+#[inline]
+pub(crate) fn run_scope<'env, R>(
+    alloc: &LinearAllocator,
+    cursor: &Cursor,
+    name: &str,
+    budget: Option<usize>,
+    f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
+) -> R {
+    let start = cursor.cur();
+    let parent = alloc.innermost();
+    // A budgeted scope keeps its extras here; the others write no word for them.
+    let mut extras = MaybeUninit::<Extras>::uninit();
+    let extras_ptr = budget.map(|b| NonNull::from(&*extras.write(Extras::new(Some(b)))));
+    let info = ScopeInfo::new(name, start, parent, extras_ptr);
+    let mut saved_limit = None;
+    if let Some(budget) = budget {
+        let cap = start.saturating_add(budget);
+        let limit = cursor.limit();
+        if cap < limit {
+            saved_limit = Some(limit);
+            cursor.set_limit(cap);
+        }
+    }
+    alloc.set_innermost(Some(NonNull::from(&info)));
+    let _close = CloseScope {
+        alloc,
+        cursor,
+        info: &info,
+        start,
+        parent,
+        saved_limit,
+    };
+    let mut scope = Scope::new(ScopeStack {
+        cursor,
+        info: &info,
+        _invariant: PhantomData,
+    });
+    f(&mut scope)
+}
+
+impl<'s> ScopeStack<'s> {
+    /// Opens a child scope with a byte budget: it (and its own children) may allocate at
+    /// most `bytes` bytes, counted from where it begins. Going over is an
+    /// [`AllocErrorKind::BudgetExceeded`] error naming the scope and its budget, even
+    /// when the block still has room. Otherwise like [`scope`](Self::scope).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("systems", |systems| {
+    ///     systems.scope_with_budget("audio", 1024, |audio| {
+    ///         audio.alloc_raw(1000, 1);
+    ///         let err = audio.try_alloc_raw(100, 1).unwrap_err();
+    ///         assert_eq!(err.kind(), AllocErrorKind::BudgetExceeded);
+    ///         assert!(err.to_string().contains("\"audio\" (budget 1024 bytes)"));
+    ///     });
+    ///     systems.alloc_raw(10_000, 1); // the parent is not limited
+    /// });
+    /// ```
+    pub fn scope_with_budget<'env, R>(
+        &mut self,
+        name: &str,
+        bytes: usize,
+        f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
+    ) -> R {
+        run_scope(self.alloc(), self.cursor, name, Some(bytes), f)
+    }
+
+    /// Opens a child scope, runs `f` with it, and unwinds it: the child's finalizers run
+    /// in reverse order and the block rewinds to where the child began. The closure's
+    /// result comes back.
+    ///
+    /// While the child lives this scope is mutably borrowed, so it cannot allocate; the
+    /// values it handed out earlier remain usable inside `f`.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("systems", |systems| {
+    ///     let settings = systems.new_pod([1u32; 4]);
+    ///     let before = systems.allocator().used();
+    ///     let sum = systems.scope("frame", |frame| {
+    ///         let scratch = frame.alloc_slice_copy(&settings[..]);
+    ///         scratch.iter().sum::<u32>()
+    ///     });
+    ///     assert_eq!(sum, 4);
+    ///     assert_eq!(systems.allocator().used(), before); // the frame rewound
+    /// });
+    /// ```
+    #[inline]
+    pub fn scope<'env, R>(
+        &mut self,
+        name: &str,
+        f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
+    ) -> R {
+        run_scope(self.alloc(), self.cursor, name, None, f)
+    }
+
+    // ----- introspection -----
+
+    /// The name this scope was opened with.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("systems", |s| assert_eq!(s.name(), "systems"));
+    /// ```
+    #[inline]
+    pub fn name(&self) -> &'s str {
+        // SAFETY: the record lives as long as the scope (`'s`), and so does its name.
+        unsafe { &*core::ptr::from_ref(self.info.name()) }
+    }
+
+    /// Nesting depth: 0 for the outermost scope, 1 for its children, and so on.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| a.scope("b", |b| assert_eq!(b.depth(), 1)));
+    /// ```
+    pub fn depth(&self) -> u32 {
+        self.info.depth()
+    }
+
+    /// The block this scope allocates from (for its statistics).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| assert_eq!(a.allocator().capacity(), 64));
+    /// ```
+    #[inline]
+    pub fn allocator(&self) -> &'s LinearAllocator {
+        self.alloc()
+    }
+
+    /// The block, through the cursor (the handle keeps no pointer of its own to it).
+    #[inline]
+    fn alloc(&self) -> &'s LinearAllocator {
+        // SAFETY: the cursor's owner was set from a shared borrow of the block when the
+        // outermost scope on this cursor opened (`LinearAllocator::scope`, or the cursor
+        // was made by `scope_shared`), and that borrow lasts at least as long as `'s`.
+        unsafe { self.cursor.block().as_ref() }
+    }
+
+    /// Offset of this scope's start from the start of the block.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     a.new_pod([0u8; 10]);
+    ///     a.scope("b", |b| assert_eq!(b.start_offset(), 10));
+    /// });
+    /// ```
+    pub fn start_offset(&self) -> usize {
+        self.alloc().offset_of(self.info.start)
+    }
+
+    /// Bytes this scope has taken so far (including alignment padding and finalizer
+    /// records).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     a.new_pod(1u64);
+    ///     assert_eq!(a.used(), 8);
+    /// });
+    /// ```
+    #[inline]
+    pub fn used(&self) -> usize {
+        self.alloc()
+            .allocated_to(self.cursor.cur())
+            .saturating_sub(self.info.start)
+    }
+
+    /// How many finalizer records this scope holds (values whose destructor will run
+    /// when it unwinds).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+    /// memory.scope("a", |a| {
+    ///     a.new_object(String::from("needs drop"));
+    ///     a.new_object(5u32); // no drop, no record
+    ///     assert_eq!(a.finalizer_count(), 1);
+    /// });
+    /// ```
+    pub fn finalizer_count(&self) -> usize {
+        self.info.chain.len()
+    }
+
+    /// Bytes this scope may still allocate: the room left in the block, or less when a
+    /// budget applies (this scope's own, or that of a budgeted scope it is nested in).
+    ///
+    /// A request of exactly `remaining()` bytes at alignment 1 succeeds; one byte more
+    /// fails. Requests with a larger alignment may need padding, and values that need
+    /// drop need a finalizer record too, so they fit in less. While a scratch scope
+    /// interrupts this one (see [`crate::scratch()`]), nothing may be allocated here and
+    /// this is 0.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1000).unwrap();
+    /// memory.scope("systems", |systems| {
+    ///     systems.alloc_raw(100, 1);
+    ///     assert_eq!(systems.remaining(), 900);
+    ///     systems.scope_with_budget("audio", 64, |audio| {
+    ///         audio.alloc_raw(14, 1);
+    ///         assert_eq!(audio.remaining(), 50); // the budget binds, not the block
+    ///         audio.alloc_raw(audio.remaining(), 1);
+    ///         assert!(audio.try_alloc_raw(1, 1).is_err());
+    ///     });
+    /// });
+    /// ```
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.cursor.remaining()
+    }
+
+    /// The byte budget this scope was opened with
+    /// ([`scope_with_budget`](Self::scope_with_budget)), or `None` for a scope opened
+    /// without one. A scope nested inside a budgeted one reports `None` here but is still
+    /// held to the outer budget; [`remaining`](Self::remaining) shows the room that
+    /// actually applies.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1000).unwrap();
+    /// memory.scope("systems", |systems| {
+    ///     assert_eq!(systems.budget(), None);
+    ///     systems.scope_with_budget("audio", 64, |audio| {
+    ///         assert_eq!(audio.budget(), Some(64));
+    ///         audio.scope("voice", |voice| {
+    ///             assert_eq!(voice.budget(), None);
+    ///             assert_eq!(voice.remaining(), 64); // but the outer budget applies
+    ///         });
+    ///     });
+    /// });
+    /// ```
+    #[inline]
+    pub fn budget(&self) -> Option<usize> {
+        self.info.budget()
+    }
+
+    /// Checks a pool's slot count: not 0 and at most `max` (the index width). `per_slot`
+    /// is the pool's bytes per slot, for the error's size.
+    pub(crate) fn check_pool_capacity<T>(
+        &self,
+        capacity: usize,
+        max: usize,
+        per_slot: usize,
+    ) -> Result<(), AllocError> {
+        if capacity == 0 {
+            return Err(self.error(AllocErrorKind::InvalidCapacity, 0, align_of::<T>()));
+        }
+        if capacity > max {
+            let bytes = capacity.saturating_mul(per_slot);
+            return Err(self.error(AllocErrorKind::TooManySlots, bytes, align_of::<T>()));
+        }
+        Ok(())
+    }
+
+    /// Carves uninitialised room for `len` `E`s (a pool's side table or slot array).
+    pub(crate) fn try_alloc_array_uninit<E>(&self, len: usize) -> Result<NonNull<E>, AllocError> {
+        let layout = Layout::array::<E>(len).map_err(|_| {
+            self.error(
+                AllocErrorKind::CapacityOverflow,
+                usize::MAX,
+                align_of::<E>(),
+            )
+        })?;
+        Ok(self.try_alloc_layout(layout)?.cast::<E>())
+    }
+
+    /// Registers a pool carved from this scope, for reports. Allocates the link record
+    /// in the scope; if that fails, the pool simply goes unreported.
+    ///
+    /// # Safety
+    /// `link.snapshot` may read `link.ptr` until the scope ends.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) unsafe fn register_pool(&self, link: crate::scope::info::PoolLink) {
+        if !self.info.has_extras() {
+            // Most scopes have no extras; this one gets them from its own memory.
+            match self.try_new_pod(crate::scope::info::Extras::new(None)) {
+                // SAFETY: the extras live in this scope's memory, until it ends.
+                Ok(e) => unsafe { self.info.set_extras(NonNull::from(&*e)) },
+                Err(_) => return,
+            }
+        }
+        if let Ok(l) = self.try_new_pod(link) {
+            // SAFETY: the link lives in this scope's memory; the caller vouches for it.
+            unsafe { self.info.add_pool(NonNull::from(l)) };
+        }
+    }
+
+    /// The bump cursor this scope allocates through.
+    pub(crate) fn cursor(&self) -> &'s Cursor {
+        self.cursor
+    }
+
+    // ----- errors -----
+
+    pub(crate) fn error(&self, kind: AllocErrorKind, size: usize, align: usize) -> AllocError {
+        AllocError::in_scope(
+            kind,
+            size,
+            align,
+            self.cursor.remaining(),
+            self.alloc().capacity(),
+            self.info.name(),
+        )
+    }
+
+    /// The error for a request of `size` bytes at `align` that did not fit under the
+    /// cursor's limit: misuse (a suspended scope), a budget, or the block itself.
+    #[cold]
+    #[inline(never)]
+    fn oom(&self, size: usize, align: usize) -> AllocError {
+        if self.cursor.is_suspended() {
+            return self.error(AllocErrorKind::NotInnermost, size, align);
+        }
+        let limit = self.cursor.limit();
+        let cur = self.cursor.cur();
+        let aligned = (cur + (align - 1)) & !(align - 1);
+        let end = self.alloc().end_addr();
+        let fits_block = aligned <= end && size <= end - aligned;
+        if fits_block {
+            // A budget binds: name the budgeted scope that set the limit.
+            let mut at = Some(self.info);
+            while let Some(info) = at {
+                if let Some(budget) = info.budget() {
+                    if info.start.saturating_add(budget) == limit {
+                        return AllocError::in_scope(
+                            AllocErrorKind::BudgetExceeded,
+                            size,
+                            align,
+                            limit.saturating_sub(cur),
+                            self.alloc().capacity(),
+                            info.name(),
+                        )
+                        .with_budget(budget);
+                    }
+                }
+                // SAFETY: parents of a live scope are live (scope_info invariant).
+                at = info.parent.map(|p| unsafe { &*p.as_ptr() });
+            }
+        }
+        let err = self.error(AllocErrorKind::OutOfMemory, size, align);
+        match self.alloc().largest_scope() {
+            Some((name, bytes)) if bytes > 0 => err.with_holder(name, bytes),
+            _ => err,
+        }
+    }
+
+    // ----- bump helpers (used by every kind of placement) -----
+
+    /// A guard for a slice that was just bump-allocated from `from` up to the bump
+    /// pointer and is about to be filled by user code. If that code panics (the guard is
+    /// dropped rather than forgotten) and the slice is still the newest allocation, the
+    /// bump pointer goes back to `from`: the elements built so far have already been
+    /// dropped by `fill`, and no finalizer record was linked.
+    ///
+    /// If the user code allocated from this scope meanwhile, the slice is no longer at
+    /// the top and its bytes stay taken until the scope ends, like any hole.
+    fn give_back_on_panic(&self, from: usize) -> GiveBack<'s> {
+        GiveBack {
+            alloc: self.alloc(),
+            cursor: self.cursor,
+            from,
+            to: self.cursor.cur(),
+        }
+    }
+
+    /// Checks a runtime (size, align) request and bump-allocates it.
+    #[inline]
+    fn bump_checked(&self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
+        if !align.is_power_of_two() {
+            return Err(self.error(AllocErrorKind::InvalidAlignment, size, align));
+        }
+        if align > MAX_ALIGN {
+            return Err(self.error(AllocErrorKind::AlignmentTooLarge, size, align));
+        }
+        if size > isize::MAX as usize {
+            return Err(self.error(AllocErrorKind::CapacityOverflow, size, align));
+        }
+        if size == 0 {
+            return Ok(dangling(align));
+        }
+        self.cursor
+            .bump_any(size, align)
+            .ok_or_else(|| self.oom(size, align))
+    }
+
+    /// Bump-allocates room for one `T`-shaped block of `SIZE` bytes at `ALIGN`, where both
+    /// are compile-time constants. The branches on them fold away.
+    #[inline(always)]
+    fn bump_const(&self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
+        if align > MAX_ALIGN {
+            return Err(self.too_aligned(size, align));
+        }
+        let got = if size <= MAX_ALIGN {
+            self.cursor.bump_small(size, align)
+        } else {
+            self.cursor.bump_any(size, align)
+        };
+        match got {
+            Some(p) => Ok(p),
+            None => Err(self.oom(size, align)),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn too_aligned(&self, size: usize, align: usize) -> AllocError {
+        self.error(AllocErrorKind::AlignmentTooLarge, size, align)
+    }
+}
+
+impl fmt::Debug for ScopeStack<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ScopeStack")
+            .field("name", &self.name())
+            .field("depth", &self.depth())
+            .field("start_offset", &self.start_offset())
+            .field("used", &self.used())
+            .field("finalizers", &self.finalizer_count())
+            .finish()
+    }
+}
+
+/// Releases a slice whose initialiser panicked; see `ScopeStack::give_back_on_panic`.
+struct GiveBack<'a> {
+    alloc: &'a LinearAllocator,
+    cursor: &'a Cursor,
+    /// The bump pointer before the slice was carved.
+    from: usize,
+    /// The bump pointer right after it.
+    to: usize,
+}
+
+impl Drop for GiveBack<'_> {
+    #[cold]
+    fn drop(&mut self) {
+        // The bump pointer is where the slice left it, so nothing handed out since lies
+        // above `from`: code that allocated meanwhile either moved it higher or gave
+        // everything back in place. (A scratch scope opened meanwhile used a cursor of
+        // its own and has ended.) The finalizer chain is untouched: its newest record
+        // ends at or below `from`, so a run of objects can go on growing from there.
+        if self.cursor.cur() == self.to && self.to != self.from {
+            #[cfg(feature = "debug-fill")]
+            crate::block::debug_fill::released(self.cursor, self.from);
+            self.alloc.rewind(self.cursor, self.from);
+        }
+    }
+}
+
+/// Writes `value` at `slot` and returns it with the scope's lifetime.
+///
+/// # Safety
+/// `slot` is valid, aligned and exclusive for a `T` for `'a`.
+#[inline(always)]
+unsafe fn place<'a, T>(slot: NonNull<T>, value: T) -> &'a mut T {
+    // SAFETY: per the caller.
+    unsafe {
+        slot.as_ptr().write(value);
+        &mut *slot.as_ptr()
+    }
+}
+
+/// Calls `f` and writes its result straight to `slot`. Inlined into every caller, with
+/// `f` inlined into it where the optimiser can, so a large result is built in place
+/// rather than in a stack temporary that is then copied.
+///
+/// # Safety
+/// `slot` is valid for writes and aligned for a `T`.
+#[inline(always)]
+unsafe fn write_with<T>(slot: NonNull<T>, f: impl FnOnce() -> T) {
+    // SAFETY: per the caller.
+    unsafe { slot.as_ptr().write(f()) }
+}
+
+/// Initialises `len` elements at `first` from `f`; on a panic in `f`, drops the elements
+/// already built and lets the panic go on.
+///
+/// # Safety
+/// `first` has room for `len` `T`s (or `T` is zero-sized and `first` is aligned).
+unsafe fn fill<T>(first: NonNull<T>, len: usize, f: &mut impl FnMut(usize) -> T) {
+    struct Built<T> {
+        first: NonNull<T>,
+        done: usize,
+    }
+    impl<T> Drop for Built<T> {
+        fn drop(&mut self) {
+            // SAFETY: the first `done` elements were initialised and not yet handed out.
+            unsafe {
+                ptr::drop_in_place(ptr::slice_from_raw_parts_mut(
+                    self.first.as_ptr(),
+                    self.done,
+                ))
+            };
+        }
+    }
+    let mut built = Built { first, done: 0 };
+    while built.done < len {
+        let v = f(built.done);
+        // SAFETY: `done < len`, so the slot is inside the room the caller gave us.
+        unsafe { first.as_ptr().add(built.done).write(v) };
+        built.done += 1;
+    }
+    core::mem::forget(built);
+}
+
+/// A non-null pointer aligned to `align`, with no provenance: valid for zero-sized use.
+#[inline(always)]
+pub(crate) fn dangling(align: usize) -> NonNull<u8> {
+    // SAFETY: `align` is a power of two, hence non-zero.
+    unsafe { NonNull::new_unchecked(ptr::without_provenance_mut(align)) }
+}
+
+/// Panics with the error's message. Kept out of line so the fast paths stay small.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn fail_plain(e: AllocError) -> ! {
+    panic!("{e}")
+}
+
+impl ScopeStack<'_> {
+    /// Panics with the error's message and, for out-of-memory and budget errors (with
+    /// the `alloc` feature), the memory map at that moment, so the panic shows which
+    /// scope holds the memory.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    pub(crate) fn fail(&self, e: AllocError) -> ! {
+        #[cfg(feature = "alloc")]
+        if matches!(
+            e.kind(),
+            AllocErrorKind::OutOfMemory | AllocErrorKind::BudgetExceeded
+        ) {
+            panic!("{e}\n{}", self.report());
+        }
+        fail_plain(e)
+    }
+}
+
+/// Opening scopes on the block: the outermost one (`&mut self`), and one on a block
+/// reached through a shared reference (the scratch pads).
+impl LinearAllocator {
+    /// Opens the outermost scope, runs `f` with it, then unwinds it: finalizers run in
+    /// reverse order of construction and the block rewinds to where the scope began.
+    /// The closure's result comes back.
+    ///
+    /// The scope's lifetime is higher-ranked, so nothing it hands out can leave the
+    /// closure. This also runs when `f` panics.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut block = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// let len = block.scope("systems", |systems| systems.alloc_str("renderer").len());
+    /// assert_eq!(len, 8);
+    /// ```
+    pub fn scope<'env, R>(
+        &mut self,
+        name: &str,
+        f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
+    ) -> R {
+        let this: &LinearAllocator = self;
+        this.root().set_owner(NonNull::from(this).cast());
+        run_scope(this, this.root(), name, None, f)
+    }
+
+    /// Opens a scope on a block reached through a shared reference (the scratch pads),
+    /// suspending the cursor of the scope it interrupts until it ends. The interrupted
+    /// scope's allocations then fail with [`AllocErrorKind::NotInnermost`] instead of
+    /// overlapping this one.
+    #[cfg_attr(not(feature = "std"), allow(dead_code))]
+    #[inline]
+    pub(crate) fn scope_shared<'env, R>(
+        &self,
+        name: &str,
+        f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
+    ) -> R {
+        /// Resumes the interrupted cursor, even on a panic.
+        struct Resume<'a> {
+            alloc: &'a LinearAllocator,
+            outer: &'a Cursor,
+            limit: usize,
+            prev_active: Option<NonNull<Cursor>>,
+        }
+        impl Drop for Resume<'_> {
+            fn drop(&mut self) {
+                self.outer.resume(self.limit);
+                self.alloc.set_active(self.prev_active);
+            }
+        }
+
+        let outer = self.active_cursor();
+        let cursor = Cursor::new(
+            self.base(),
+            NonNull::from(self).cast(),
+            outer.cur(),
+            outer.limit(),
+        );
+        let _resume = Resume {
+            alloc: self,
+            outer,
+            limit: outer.suspend(),
+            prev_active: self.active(),
+        };
+        self.set_active(Some(NonNull::from(&cursor)));
+        // Declared after `_resume`, so it unwinds (finalizers, rewind) before the outer
+        // cursor resumes.
+        run_scope(self, &cursor, name, None, f)
+    }
+}
