@@ -13,8 +13,9 @@
 # src/lib.rs (the crate root: declarations and re-exports) and src/rules.rs (prose and
 # doctests) stand outside the layers and are not checked.
 #
-# What counts as an import: every `crate::a::b` path and every `super::` path in code
-# (comments and doc comments are skipped), in `use` lines and inline alike. A path is
+# What counts as an import: every `crate::a::b` path, every `super::` path and every
+# path into a child module the file declares (`mod free_list;` then `free_list::Head`),
+# in code (comments and doc comments are skipped), in `use` lines and inline alike. A path is
 # resolved to the file of the longest module prefix that exists (`crate::block::cursor::
 # Cursor` -> src/block/cursor.rs); a name re-exported at the crate root
 # (`crate::LinearAllocator`) is resolved through src/lib.rs's `pub use` lines. `mod`
@@ -123,10 +124,16 @@ for f in files:
                 paths.append((m.group(1), m.group(2)))
     for m in path_re.finditer(text):
         paths.append((m.group(1), m.group(2)))
+    # Paths into this module's own children (`mod free_list;` ... `free_list::Head`).
+    for child_mod in re.findall(r"\bmod\s+(\w+)\s*;", text):
+        for m in re.finditer(r"(?<![:\w])" + child_mod + r"((?:::\w+)+|::\{)", text):
+            paths.append(("self", "::" + child_mod))
     for kind, rest in paths:
         parts = [p for p in rest.split("::") if p]
         if kind == "crate":
             full = parts
+        elif kind == "self":
+            full = mod + parts
         else:
             # `super` of a mod.rs/lib.rs is its folder's parent; of a plain file, its folder.
             base = mod[:-1] if True else mod

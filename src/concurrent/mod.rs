@@ -73,19 +73,21 @@ mod alloc_api;
 mod forward;
 mod local;
 pub(crate) mod region;
+pub(crate) mod shared;
+mod slices;
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
 use crate::block::cursor::Cursor;
 use crate::block::linear::LinearAllocator;
-use crate::error::{AllocError, AllocErrorKind};
+use crate::error::AllocErrorKind;
 use crate::scope::info::{Extras, ScopeInfo};
 use crate::scope::ScopeStack;
-use crate::thread_index;
 
 pub use local::LocalScope;
 use region::{Region, Slot, SLOT_BYTES};
+pub(crate) use shared::Inner;
 
 /// How a concurrent scope is laid out: its budget, chunk size and slot count.
 ///
@@ -208,46 +210,6 @@ pub struct ConcurrentScope<'env> {
     _env: PhantomData<fn(&'env ()) -> &'env ()>,
 }
 
-/// Everything a concurrent scope's threads share; it lives in the frame of the call
-/// that opened the scope.
-pub(crate) struct Inner {
-    /// A pointer with the block's provenance.
-    pub(crate) base: NonNull<u8>,
-    /// The slot table (in the region).
-    pub(crate) slots: NonNull<Slot>,
-    /// Slots in the table.
-    pub(crate) slot_count: usize,
-    /// The claimable memory.
-    pub(crate) region: Region,
-    /// The slot of threads that have none: never written, so every bump through it
-    /// fails and goes to the shared path.
-    pub(crate) idle: Slot,
-    /// Bytes a slot claims at a time.
-    pub(crate) chunk_size: usize,
-    /// Requests with `size + align` above this go straight to the region.
-    pub(crate) large: usize,
-    /// The scope's name (outlives the scope).
-    name: NonNull<str>,
-    /// The budget it was opened with.
-    pub(crate) budget: Option<usize>,
-    /// Whether the budget, not the block, set the region's end.
-    pub(crate) budget_binds: bool,
-    /// The block's capacity, for errors.
-    pub(crate) capacity: usize,
-    /// Where the scope began (its rewind point, before the slot table's alignment).
-    pub(crate) start: usize,
-    /// Address of the block's first byte, for report offsets.
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-    pub(crate) block_start: usize,
-    /// The block's high-water mark when the scope opened (reports on any thread read
-    /// this instead of the block, whose counters belong to the opening thread).
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-    pub(crate) high_water_at_open: usize,
-    /// The scope's record in the block's list of live scopes.
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-    pub(crate) info: core::cell::Cell<NonNull<ScopeInfo>>,
-}
-
 // SAFETY: every field that threads write is an atomic (the region's `next`, the
 // overflow chain, a slot's `cur` and `chunks`) or belongs to one thread at a time (a
 // slot's other fields: see `region`'s invariants). The rest is read-only while the
@@ -256,68 +218,6 @@ pub(crate) struct Inner {
 unsafe impl Sync for ConcurrentScope<'_> {}
 // SAFETY: as above; the scope holds nothing tied to the thread that opened it.
 unsafe impl Send for ConcurrentScope<'_> {}
-
-impl Inner {
-    /// The scope's name.
-    pub(crate) fn name(&self) -> &str {
-        // SAFETY: the name was borrowed for longer than the scope call.
-        unsafe { self.name.as_ref() }
-    }
-
-    /// The error for a request of `size` bytes at `align` that found no room.
-    #[cold]
-    pub(crate) fn oom(&self, size: usize, align: usize, remaining: usize) -> AllocError {
-        let kind = if self.budget_binds {
-            AllocErrorKind::BudgetExceeded
-        } else {
-            AllocErrorKind::OutOfMemory
-        };
-        let err = self.error(kind, size, align, remaining);
-        match self.budget {
-            Some(b) if self.budget_binds => err.with_budget(b),
-            _ => err,
-        }
-    }
-
-    /// An error of `kind` in this scope.
-    #[cold]
-    pub(crate) fn error(
-        &self,
-        kind: AllocErrorKind,
-        size: usize,
-        align: usize,
-        remaining: usize,
-    ) -> AllocError {
-        AllocError::in_scope(kind, size, align, remaining, self.capacity, self.name())
-    }
-
-    /// The calling thread's slot, if it holds its index exclusively and the table has
-    /// one for it; and the index.
-    #[inline(always)]
-    pub(crate) fn slot_here(&self) -> (Option<NonNull<Slot>>, u32) {
-        let index = thread_index::current_exclusive();
-        if (index as usize) < self.slot_count {
-            // SAFETY: `index < slot_count`, inside the table.
-            (Some(unsafe { self.slots.add(index as usize) }), index)
-        } else {
-            (None, index)
-        }
-    }
-
-    /// A pointer to `addr`, an address in the region.
-    #[inline(always)]
-    pub(crate) fn ptr(&self, addr: usize) -> NonNull<u8> {
-        // SAFETY: `addr` lies in the region, inside the block, whose addresses are
-        // non-zero; `base` carries the block's provenance.
-        unsafe { NonNull::new_unchecked(self.base.as_ptr().with_addr(addr)) }
-    }
-
-    /// Each slot of the table.
-    pub(crate) fn slots(&self) -> impl Iterator<Item = &Slot> + '_ {
-        // SAFETY: the table holds `slot_count` initialised slots while the scope lives.
-        (0..self.slot_count).map(move |i| unsafe { &*self.slots.add(i).as_ptr() })
-    }
-}
 
 impl<'env> ConcurrentScope<'env> {
     /// The name this scope was opened with.

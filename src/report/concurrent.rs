@@ -8,7 +8,7 @@
 
 use alloc::vec::Vec;
 
-use crate::concurrent::Inner;
+use crate::concurrent::shared::Inner;
 use crate::scope::info::ScopeInfo;
 
 /// A concurrent scope's region, in its [`ScopeReport`].
