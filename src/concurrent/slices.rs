@@ -37,7 +37,7 @@ impl<'a> LocalScope<'a> {
         // Fast path: a short slice bumps straight in this thread's chunk (the bytes
         // cannot overflow: at most `MAX_ALIGN` elements of at most `MAX_ALIGN` bytes).
         if align_of::<T>() <= MAX_ALIGN && size_of::<T>() <= MAX_ALIGN && src.len() <= MAX_ALIGN {
-            let bytes = src.len() * size_of::<T>();
+            let bytes = core::mem::size_of_val(src);
             if bytes != 0 && bytes <= MAX_ALIGN {
                 if let Some(at) = self.any_slot().bump(bytes, align_of::<T>()) {
                     let dst = self.ptr(at).cast::<T>();

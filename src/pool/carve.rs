@@ -1,0 +1,213 @@
+//! Carving a pool out of a scope: `new_pool`, `new_pool_with_shards` and their `try_`
+//! forms.
+//!
+//! This module owns pool construction. Invariant: a pool's slots, stamps and free-list
+//! heads are all carved from the scope (nothing on the global heap), every slot starts
+//! free with a fresh stamp, and the pool registers a report record that points only at
+//! that memory, never at the pool object.
+use core::marker::PhantomData;
+use core::mem::{align_of, size_of};
+
+use crossbeam_utils::CachePadded;
+
+use crate::error::AllocError;
+use crate::scope::ScopeStack;
+use crate::sync::{AtomicU32, UnsafeCell};
+
+use super::free_list::{FreeLists, Head, ShardLayout, Transit, HEADS_PER_SHARD};
+use super::report::pool_snapshot;
+use super::slots::{Core, Slot, FREE, POOL_IDS, STATE_MASK};
+use super::Pool;
+use crate::limits::{MAX_POOL_CAPACITY, MAX_POOL_SHARDS};
+impl<'s> ScopeStack<'s> {
+    /// Carves a [`Pool`] of `capacity` slots out of this scope.
+    ///
+    /// The slot storage, free-list links and stamps are allocated first, then the pool
+    /// object with a finalizer: when the scope unwinds, objects still in the pool are
+    /// dropped, then the memory rewinds.
+    ///
+    /// # Panics
+    /// Where [`try_new_pool`](Self::try_new_pool) returns an error.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let enemies = level.new_pool::<[f32; 4]>(100);
+    ///     assert_eq!(enemies.capacity(), 100);
+    /// });
+    /// ```
+    pub fn new_pool<T: 'static>(&self, capacity: usize) -> &'s mut Pool<'s, T> {
+        match self.try_new_pool(capacity) {
+            Ok(p) => p,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Carves a [`Pool`] out of this scope, or says why it cannot.
+    ///
+    /// # Errors
+    /// - [`AllocErrorKind::InvalidCapacity`](crate::AllocErrorKind::InvalidCapacity) for a capacity of 0;
+    /// - [`AllocErrorKind::TooManySlots`](crate::AllocErrorKind::TooManySlots) above [`MAX_POOL_CAPACITY`];
+    /// - [`AllocErrorKind::CapacityOverflow`](crate::AllocErrorKind::CapacityOverflow) when the arrays' size overflows;
+    /// - [`AllocErrorKind::OutOfMemory`](crate::AllocErrorKind::OutOfMemory) when the scope has no room (memory already
+    ///   taken for the arrays stays taken until the scope unwinds).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator, MAX_POOL_CAPACITY};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let e = level.try_new_pool::<u64>(0).unwrap_err();
+    ///     assert_eq!(e.kind(), AllocErrorKind::InvalidCapacity);
+    ///     let e = level.try_new_pool::<u8>(MAX_POOL_CAPACITY + 1).unwrap_err();
+    ///     assert_eq!(e.kind(), AllocErrorKind::TooManySlots);
+    ///     let e = level.try_new_pool::<u64>(1 << 20).unwrap_err();
+    ///     assert_eq!(e.kind(), AllocErrorKind::OutOfMemory);
+    ///     assert!(level.try_new_pool::<u64>(64).is_ok());
+    /// });
+    /// ```
+    pub fn try_new_pool<T: 'static>(
+        &self,
+        capacity: usize,
+    ) -> Result<&'s mut Pool<'s, T>, AllocError> {
+        self.try_new_pool_with_shards(capacity, Pool::<T>::default_shards(capacity))
+    }
+
+    /// Carves a [`Pool`] of `capacity` slots split into `shards` shards (see the
+    /// [module docs](crate::pool#shards)).
+    ///
+    /// One shard is the right choice for a pool that only one thread uses at a time;
+    /// about one shard per thread that inserts into the pool is the right choice for a
+    /// pool shared by a job system. Each shard costs two 128-byte lines of scope memory.
+    /// The slots are split into shards of equal length (the last may be shorter), so
+    /// the pool can end up with fewer shards than asked: 10 slots in 6 shards become
+    /// 5 shards of 2 ([`Pool::shard_count`] says how many).
+    ///
+    /// # Panics
+    /// Where [`try_new_pool_with_shards`](Self::try_new_pool_with_shards) returns an
+    /// error.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let workers = std::thread::available_parallelism().map_or(4, |n| n.get());
+    ///     let bullets = level.new_pool_with_shards::<[f32; 4]>(1024, workers);
+    ///     assert!(bullets.shard_count() <= workers);
+    ///     let lonely = level.new_pool_with_shards::<u64>(64, 1);
+    ///     assert_eq!(lonely.shard_count(), 1);
+    /// });
+    /// ```
+    pub fn new_pool_with_shards<T: 'static>(
+        &self,
+        capacity: usize,
+        shards: usize,
+    ) -> &'s mut Pool<'s, T> {
+        match self.try_new_pool_with_shards(capacity, shards) {
+            Ok(p) => p,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Carves a [`Pool`] with `shards` shards out of this scope, or says why it cannot.
+    ///
+    /// # Errors
+    /// As [`try_new_pool`](Self::try_new_pool), and
+    /// [`AllocErrorKind::InvalidShardCount`](crate::AllocErrorKind::InvalidShardCount)
+    /// for 0 shards or more than [`MAX_POOL_SHARDS`].
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let e = level.try_new_pool_with_shards::<u64>(64, 0).unwrap_err();
+    ///     assert_eq!(e.kind(), AllocErrorKind::InvalidShardCount);
+    ///     let pool = level.try_new_pool_with_shards::<u64>(10, 6).unwrap();
+    ///     assert_eq!(pool.shard_count(), 5);
+    /// });
+    /// ```
+    pub fn try_new_pool_with_shards<T: 'static>(
+        &self,
+        capacity: usize,
+        shards: usize,
+    ) -> Result<&'s mut Pool<'s, T>, AllocError> {
+        self.check_pool_capacity::<T>(capacity, MAX_POOL_CAPACITY, size_of::<T>() + 8)?;
+        if shards == 0 || shards > MAX_POOL_SHARDS {
+            return Err(self.error(
+                crate::AllocErrorKind::InvalidShardCount,
+                shards.saturating_mul(size_of::<Head>()),
+                align_of::<Head>(),
+            ));
+        }
+        let layout = ShardLayout::new(capacity as u32, shards as u32);
+        let values = self.try_alloc_array_uninit::<Slot<T>>(capacity)?;
+        let stamps = self.try_alloc_array_uninit::<AtomicU32>(capacity)?;
+        let links = self.try_alloc_array_uninit::<AtomicU32>(capacity)?;
+        let heads =
+            self.try_alloc_array_uninit::<Head>(HEADS_PER_SHARD * layout.shards as usize)?;
+
+        let id = POOL_IDS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        // A per-pool starting generation, so handles of pools that share a tag rarely
+        // collide (see `Handle`).
+        let seed = id.wrapping_mul(0x9E37_79B9) & !STATE_MASK;
+        let cap = capacity as u32;
+        for i in 0..capacity {
+            // SAFETY: `i < capacity`, and the arrays have `capacity` elements of fresh,
+            // aligned memory that lives until this scope rewinds.
+            unsafe {
+                UnsafeCell::init_uninit(values.add(i).as_ptr());
+                stamps.add(i).as_ptr().write(AtomicU32::new(seed | FREE));
+            }
+        }
+        // SAFETY: `links` has `capacity` and `heads` has `2 * layout.shards` fresh elements
+        // that only these lists will use, valid until the scope rewinds, which is after
+        // the pool's finalizer has run; `layout` is for `cap <= MAX_POOL_CAPACITY`.
+        let free = unsafe { FreeLists::new(heads, links, cap, layout) };
+        let pool = Pool {
+            core: Core {
+                values,
+                stamps,
+                capacity: cap,
+                tag: id & 0xFF,
+                fresh_stamp: seed | FREE,
+                free,
+                transit: CachePadded::new(Transit::new()),
+                #[cfg(feature = "std")]
+                futex: CachePadded::new(crate::sync::Futex::new()),
+                _owns: PhantomData,
+            },
+            _scope: PhantomData,
+        };
+        // SAFETY: `new_object_unchecked`'s drop contract: the destructor drops `'static`
+        // `T`s and reads the pool's own arrays, carved in this scope before its record and
+        // valid until the rewind, which follows all finalizers. `'s` is only a marker.
+        match unsafe { self.try_new_object_unchecked(pool) } {
+            Ok(p) => {
+                // Register with the scope for reports. The link copies what a report needs
+                // (the stamps array lives in scope memory, apart from the pool object), so a
+                // report never reads the pool object the caller holds `&mut` to.
+                let core = &p.core;
+                let link = crate::scope::info::PoolLink {
+                    ptr: core.stamps.cast(),
+                    words: [
+                        core.values.as_ptr().addr(),
+                        capacity * (size_of::<Slot<T>>() + 2 * size_of::<AtomicU32>())
+                            + HEADS_PER_SHARD * layout.shards as usize * size_of::<Head>(),
+                        core.capacity as usize,
+                        core.fresh_stamp as usize,
+                        layout.len as usize,
+                    ],
+                    kind: "Pool",
+                    type_name: core::any::type_name::<T>(),
+                    snapshot: pool_snapshot,
+                    next: None,
+                };
+                // SAFETY: `pool_snapshot` reads only the stamps array, which stays valid
+                // until this scope ends.
+                unsafe { self.register_pool(link) };
+                Ok(p)
+            }
+            Err(e) => Err(e.error),
+        }
+    }
+}

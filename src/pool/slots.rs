@@ -1,0 +1,383 @@
+//! The pool's storage: the slot array, the stamp per slot (state and generation), and
+//! the free lists, without the scope lifetime that only `Pool` needs.
+//!
+//! This module owns [`Core`]. Invariants: a slot's stamp says whether it is free, held
+//! by a `PoolBox` or pooled behind a handle, and its generation advances on every free,
+//! so a stale handle never matches; a slot is handed out by exactly one pop of the free
+//! lists, and its value is written before and dropped after the stamp changes hands
+//! (release/acquire on the stamp and the heads).
+
+use core::marker::PhantomData;
+use core::mem::{self, MaybeUninit};
+use core::ptr::{self, NonNull};
+
+use crossbeam_utils::CachePadded;
+
+use crate::sync::{AtomicU32, Ordering, UnsafeCell};
+
+use super::free_list::{FreeLists, ShardLayout, Transit};
+use super::handle::Handle;
+
+// Stamp states (low two bits of a slot's stamp).
+pub(super) const FREE: u32 = 0;
+pub(super) const BOXED: u32 = 1;
+pub(super) const POOLED: u32 = 2;
+pub(super) const STATE_MASK: u32 = 3;
+/// Added to a stamp each time its slot is filled: the generation lives above the state.
+pub(super) const GENERATION_STEP: u32 = 4;
+
+/// Source of pool tags and generation seeds. A plain `core` atomic (also under loom:
+/// it only names pools, it orders nothing).
+pub(super) static POOL_IDS: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+pub(super) type Slot<T> = UnsafeCell<MaybeUninit<T>>;
+
+/// Marks a type as invariant in `T`.
+pub(super) type Invariant<T> = fn(T) -> T;
+
+/// The pool's state, without the scope lifetime (which only [`Pool`] needs).
+pub(super) struct Core<T> {
+    // Read-only after construction.
+    pub(super) values: NonNull<Slot<T>>,
+    pub(super) stamps: NonNull<AtomicU32>,
+    pub(super) capacity: u32,
+    pub(super) tag: u32,
+    /// The stamp every slot starts with; a slot still holding it was never used.
+    pub(super) fresh_stamp: u32,
+    /// The shards' free lists. The fields are read-only; the heads they point to (the
+    /// hot atomics, one cache line per shard) live in scope memory.
+    pub(super) free: FreeLists,
+    /// The slow paths' words (the steal hint, remote-list moves in transit; see
+    /// `free_list`). Written only by steals and moves, on a line of its own, so that the
+    /// read-only fields above stay shared in every core's cache.
+    pub(super) transit: CachePadded<Transit>,
+    /// Written only when the pool is full and threads wait; padded so that those
+    /// writes do not evict the read-only fields above from other cores' caches.
+    #[cfg(feature = "std")]
+    pub(super) futex: CachePadded<crate::sync::Futex>,
+    /// Owns `T`s, and is invariant in `T`: through `&Pool` one can store a `T`, so a
+    /// `Pool<&'static str>` must not pass for a `Pool<&'short str>`.
+    pub(super) _owns: PhantomData<Invariant<T>>,
+}
+
+// SAFETY: the `Core` owns its `T`s (through raw pointers into scope memory that nothing
+// else uses); moving it to another thread moves them, so `T: Send` suffices.
+unsafe impl<T: Send> Send for Core<T> {}
+// SAFETY: through `&Core`, threads insert (moving a `T` in), drop boxes (dropping a `T`
+// on another thread) and share pooled objects (`&T` on many threads): hence
+// `T: Send + Sync`. All shared bookkeeping is atomic.
+unsafe impl<T: Send + Sync> Sync for Core<T> {}
+
+/// The stamp of slot `index` in a stamps array of at least `index + 1` elements.
+#[inline(always)]
+pub(super) fn stamp_at<'a>(stamps: NonNull<AtomicU32>, index: u32) -> &'a AtomicU32 {
+    // SAFETY: callers pass an index below the array's capacity; the array lives in scope
+    // memory for as long as the pool (and any report link to it) exists.
+    unsafe { stamps.add(index as usize).as_ref() }
+}
+
+/// What a report needs to read a pool's statistics from its stamps alone, without
+/// touching the pool object (which the user may hold `&mut` to).
+#[derive(Clone, Copy)]
+pub(super) struct StampView {
+    pub(super) stamps: NonNull<AtomicU32>,
+    pub(super) capacity: u32,
+    pub(super) fresh_stamp: u32,
+    pub(super) layout: ShardLayout,
+}
+
+impl StampView {
+    /// The end of the used prefix of shard `shard`'s range (see [`Core::view`]).
+    pub(super) fn used_end(self, shard: u32) -> (u32, u32) {
+        let (start, end) = self.layout.range(self.capacity, shard);
+        let (mut lo, mut hi) = (start, end);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            // Relaxed: a snapshot; nothing is read through it.
+            if stamp_at(self.stamps, mid).load(Ordering::Relaxed) == self.fresh_stamp {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        (start, lo)
+    }
+
+    /// The slots ever used, as one `start..end` range per shard.
+    pub(super) fn used_ranges(self) -> impl Iterator<Item = (u32, u32)> {
+        (0..self.layout.shards).map(move |shard| self.used_end(shard))
+    }
+
+    /// See [`Pool::high_water_len`].
+    pub(super) fn used_count(self) -> usize {
+        self.used_ranges().map(|(s, e)| (e - s) as usize).sum()
+    }
+
+    /// See [`Pool::len`].
+    pub(super) fn live_count(self) -> usize {
+        self.used_ranges()
+            .flat_map(|(s, e)| s..e)
+            .filter(|&i| stamp_at(self.stamps, i).load(Ordering::Relaxed) & STATE_MASK != FREE)
+            .count()
+    }
+}
+
+impl<T> Core<T> {
+    #[inline(always)]
+    pub(super) fn stamp(&self, index: u32) -> &AtomicU32 {
+        debug_assert!(index < self.capacity);
+        // SAFETY: `index < capacity` (callers take it from the free list, a box, or a
+        // checked handle); the stamps live as long as `self`.
+        unsafe { self.stamps.add(index as usize).as_ref() }
+    }
+
+    #[inline(always)]
+    pub(super) fn slot(&self, index: u32) -> &Slot<T> {
+        debug_assert!(index < self.capacity);
+        // SAFETY: as in `stamp`.
+        unsafe { self.values.add(index as usize).as_ref() }
+    }
+
+    /// Pointer to the object in slot `index`, valid while the slot holds one.
+    #[inline(always)]
+    pub(super) fn value_ptr(&self, index: u32) -> *mut T {
+        self.slot(index).with(|p| p.cast_mut().cast::<T>())
+    }
+
+    /// The slot a handle names, if it names a pooled object of this pool now.
+    #[inline]
+    pub(super) fn find(&self, handle: Handle<T>) -> Option<u32> {
+        let index = handle.index() as u32;
+        if handle.tag() != self.tag
+            || index >= self.capacity
+            || handle.stamp() & STATE_MASK != POOLED
+        {
+            return None;
+        }
+        // Acquire: pairs with the Release in `into_handle`, so the object's contents
+        // written through its box are visible to us.
+        (self.stamp(index).load(Ordering::Acquire) == handle.stamp()).then_some(index)
+    }
+
+    /// The calling thread's home shard (see [`crate::thread_index`]).
+    #[inline(always)]
+    pub(super) fn home_shard(&self) -> u32 {
+        let thread = crate::thread_index::current();
+        let shards = self.free.shards();
+        // Most programs have fewer live threads than shards: no division then.
+        if thread < shards {
+            thread
+        } else {
+            thread % shards
+        }
+    }
+
+    /// Takes a free slot, looking in shard `home` first and then in every other one.
+    #[inline]
+    pub(super) fn insert(&self, home: u32, value: T) -> Result<u32, T> {
+        let index = match self.free.pop_local(home) {
+            Some(index) => index,
+            None => match self.take_elsewhere(home) {
+                Some(index) => index,
+                None => return Err(value),
+            },
+        };
+        // We own the slot now (see the free list's invariant). Relaxed: only owners
+        // write a stamp; other threads read it only to compare it with a pooled stamp,
+        // which a boxed stamp never equals.
+        let stamp = self.stamp(index);
+        let old = stamp.load(Ordering::Relaxed);
+        stamp.store(
+            (old & !STATE_MASK).wrapping_add(GENERATION_STEP) | BOXED,
+            Ordering::Relaxed,
+        );
+        // SAFETY: the slot is ours and holds no object.
+        self.slot(index)
+            .with_mut(|p| unsafe { p.write(MaybeUninit::new(value)) });
+        Ok(index)
+    }
+
+    /// Like [`insert`](Self::insert), but takes the slot first and then builds the
+    /// object in it from `f`. On a full pool, `f` comes back un-called.
+    #[inline(always)]
+    pub(super) fn insert_with<F: FnOnce() -> T>(&self, home: u32, f: F) -> Result<u32, F> {
+        /// Frees the claimed slot if `f` panics (it holds no object then).
+        struct Unclaim<'a, T>(&'a Core<T>, u32);
+        impl<T> Drop for Unclaim<'_, T> {
+            #[cold]
+            fn drop(&mut self) {
+                // SAFETY: the slot was popped by `insert_with` and no object was written.
+                unsafe { self.0.release(self.1) }
+            }
+        }
+
+        let index = match self.free.pop_local(home) {
+            Some(index) => index,
+            None => match self.take_elsewhere(home) {
+                Some(index) => index,
+                None => return Err(f),
+            },
+        };
+        // We own the slot now; the stamp says boxed, as in `insert`.
+        let stamp = self.stamp(index);
+        let old = stamp.load(Ordering::Relaxed);
+        stamp.store(
+            (old & !STATE_MASK).wrapping_add(GENERATION_STEP) | BOXED,
+            Ordering::Relaxed,
+        );
+        let unclaim = Unclaim(self, index);
+        // SAFETY: the slot is ours and holds no object; `MaybeUninit<T>` has `T`'s
+        // layout, so the pointer is valid and aligned for a `T`.
+        self.slot(index)
+            .with_mut(|p| unsafe { p.cast::<T>().write(f()) });
+        core::mem::forget(unclaim);
+        Ok(index)
+    }
+
+    /// The slow half of [`insert`](Self::insert): shard `home`'s local list was empty,
+    /// so take its remote list, or else steal from the other shards. Reports the pool
+    /// full only after a scan during which no chain of freed slots was in transit
+    /// between two lists (see `free_list`'s module docs); while one is, it looks again.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn take_elsewhere(&self, home: u32) -> Option<u32> {
+        loop {
+            let before = self.transit.before_scan();
+            let (index, wake) = self.free.scan(home, &self.transit);
+            if wake {
+                self.wake_waiters();
+            }
+            if index.is_some() || self.transit.quiet_since(before) {
+                return index;
+            }
+            crate::sync::spin_hint();
+        }
+    }
+
+    /// Marks slot `index` free and puts it back on the free list, waking waiters.
+    ///
+    /// # Safety
+    /// The caller owns the slot (a box, or `&mut self` with a checked handle) and its
+    /// object has been dropped or moved out.
+    #[inline]
+    pub(super) unsafe fn release(&self, index: u32) {
+        // With `debug-fill`, paint the vacated storage so stale reads stand out.
+        #[cfg(feature = "debug-fill")]
+        self.slot(index).with_mut(|p| {
+            if let Some(p) = NonNull::new(p.cast::<u8>()) {
+                crate::block::debug_fill::freed_slot(p, size_of::<T>());
+            }
+        });
+        let stamp = self.stamp(index);
+        // Relaxed: see `insert`. The free list's Release push orders it for the next
+        // owner.
+        stamp.store(
+            stamp.load(Ordering::Relaxed) & !STATE_MASK,
+            Ordering::Relaxed,
+        );
+        // SAFETY: per the caller the slot was popped and is not on the list.
+        let had_waiters = unsafe { self.free.push(index, self.home_shard()) };
+        if had_waiters {
+            self.wake_waiters();
+        }
+    }
+
+    #[cold]
+    pub(super) fn wake_waiters(&self) {
+        #[cfg(feature = "std")]
+        self.futex.bump_and_wake_all();
+    }
+
+    /// Drops the object in `index` and releases the slot, even if the drop panics.
+    ///
+    /// # Safety
+    /// As [`release`](Self::release), except the object is still alive.
+    pub(super) unsafe fn drop_and_release(&self, index: u32) {
+        struct Release<'a, T>(&'a Core<T>, u32);
+        impl<T> Drop for Release<'_, T> {
+            fn drop(&mut self) {
+                // SAFETY: forwarded from `drop_and_release`; the object is gone.
+                unsafe { self.0.release(self.1) }
+            }
+        }
+        let guard = Release(self, index);
+        // SAFETY: the caller owns the live object; it is dropped exactly once here.
+        self.slot(index)
+            .with_mut(|p| unsafe { ptr::drop_in_place(p.cast::<T>()) });
+        drop(guard);
+    }
+
+    /// Moves the object out of `index` and releases the slot.
+    ///
+    /// # Safety
+    /// As [`release`](Self::release), except the object is still alive.
+    pub(super) unsafe fn take(&self, index: u32) -> T {
+        // SAFETY: the caller owns the live object; reading it moves it out, and the
+        // slot is released right after, so it is never read again.
+        let value = self
+            .slot(index)
+            .with_mut(|p| unsafe { p.cast::<T>().read() });
+        // SAFETY: forwarded.
+        unsafe { self.release(index) };
+        value
+    }
+}
+
+impl<T> Core<T> {
+    /// The pool's stamps with what it takes to read them.
+    ///
+    /// The slots ever used form a prefix of each shard's range. Each shard's free list
+    /// starts as its range in order, lowest on top, is a stack, and only ever holds its
+    /// own slots, so its never-used slots always sit at its bottom, in order: a fresh
+    /// slot is taken only when every slot of the shard before it is in use, and it is
+    /// always the shard's lowest fresh one. A never-used slot still has its first
+    /// stamp, so a binary search per shard finds the boundary. (A slot refilled exactly
+    /// 2^30 times and free at that moment looks fresh again; the count is then low.)
+    pub(super) fn view(&self) -> StampView {
+        StampView {
+            stamps: self.stamps,
+            capacity: self.capacity,
+            fresh_stamp: self.fresh_stamp,
+            layout: self.free.layout(),
+        }
+    }
+
+    /// Drops every object in slots `from..capacity`. If a destructor panics, the rest
+    /// are still dropped while the panic unwinds (a second panic aborts, as anywhere).
+    ///
+    /// # Safety
+    /// Called once, from the pool's drop: no box or reference to any object is alive
+    /// (boxes borrow the pool; leaked boxes are gone for good).
+    pub(super) unsafe fn drop_objects_from(&self, from: u32) {
+        /// Drops the objects after a panicking one.
+        struct Rest<'a, T>(&'a Core<T>, u32);
+        impl<T> Drop for Rest<'_, T> {
+            fn drop(&mut self) {
+                // SAFETY: forwarded; the slots from `self.1` on are untouched.
+                unsafe { self.0.drop_objects_from(self.1) }
+            }
+        }
+        for index in from..self.capacity {
+            // Relaxed: the pool is being dropped, so whatever handed it to this thread
+            // (the end of every borrow) already ordered all earlier writes.
+            if self.stamp(index).load(Ordering::Relaxed) & STATE_MASK != FREE {
+                let rest = Rest(self, index + 1);
+                // SAFETY: a non-free slot holds a live object, and we are its last
+                // owner (see the function's contract); it is dropped once, since the
+                // guard carries on after it.
+                self.slot(index)
+                    .with_mut(|p| unsafe { ptr::drop_in_place(p.cast::<T>()) });
+                mem::forget(rest);
+            }
+        }
+    }
+}
+
+impl<T> Drop for Core<T> {
+    fn drop(&mut self) {
+        if mem::needs_drop::<T>() {
+            // SAFETY: `&mut self` in drop: nothing else can reach the objects.
+            unsafe { self.drop_objects_from(0) };
+        }
+    }
+}
