@@ -1,0 +1,238 @@
+//! Reading a dense pool: look-ups by handle, counts, and the iterators' entry points.
+//!
+//! This module owns read access. Invariant: `&self` methods hand out only `&T`, `&mut
+//! self` ones `&mut T`, so the borrow checker keeps readers and writers apart; a stale
+//! or foreign handle finds nothing.
+use core::hash::{Hash, Hasher};
+use core::iter::FusedIterator;
+use core::marker::PhantomData;
+
+use super::handle::DenseHandle;
+use super::iter::{Handles, Iter, IterMut};
+use super::DensePool;
+
+impl<'s, T> DensePool<'s, T> {
+    /// The object a handle names, or `None` if it was removed or the handle belongs to
+    /// another pool. O(1).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let a = level.new_dense_pool::<u32>(4);
+    ///     let b = level.new_dense_pool::<u32>(4);
+    ///     let h = a.insert(1).unwrap();
+    ///     assert_eq!(a.get(h), Some(&1));
+    ///     assert_eq!(b.get(h), None); // a handle from another pool
+    /// });
+    /// ```
+    #[inline]
+    pub fn get(&self, handle: DenseHandle<T>) -> Option<&T> {
+        let index = self.find(handle)?;
+        // SAFETY: `find` only returns live slots; `&self` keeps them from being removed
+        // or written while the reference lives.
+        Some(unsafe { &*self.slot_ptr(index) })
+    }
+
+    /// The object a handle names, mutably, or `None` (see [`get`](Self::get)). O(1).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_dense_pool::<u32>(4);
+    ///     let h = pool.insert(1).unwrap();
+    ///     *pool.get_mut(h).unwrap() += 1;
+    ///     assert_eq!(pool[h], 2);
+    /// });
+    /// ```
+    #[inline]
+    pub fn get_mut(&mut self, handle: DenseHandle<T>) -> Option<&mut T> {
+        let index = self.find(handle)?;
+        // SAFETY: as in `get`, and `&mut self` makes the reference unique.
+        Some(unsafe { &mut *self.slot_ptr(index) })
+    }
+
+    /// Whether a handle names a live object of this pool.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_dense_pool::<u32>(4);
+    ///     let h = pool.insert(1).unwrap();
+    ///     assert!(pool.contains(h));
+    ///     pool.remove(h);
+    ///     assert!(!pool.contains(h));
+    /// });
+    /// ```
+    #[inline]
+    pub fn contains(&self, handle: DenseHandle<T>) -> bool {
+        self.find(handle).is_some()
+    }
+
+    /// Number of live objects.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_dense_pool::<u8>(4);
+    ///     pool.insert(1).unwrap();
+    ///     assert_eq!(pool.len(), 1);
+    /// });
+    /// ```
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// Whether no object is live.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| assert!(level.new_dense_pool::<u8>(4).is_empty()));
+    /// ```
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Number of slots.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| assert_eq!(level.new_dense_pool::<u8>(4).capacity(), 4));
+    /// ```
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.capacity as usize
+    }
+
+    /// Whether every slot is live (the next [`insert`](Self::insert) fails).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_dense_pool::<u8>(1);
+    ///     pool.insert(1).unwrap();
+    ///     assert!(pool.is_full());
+    /// });
+    /// ```
+    #[inline]
+    pub fn is_full(&self) -> bool {
+        self.len == self.capacity
+    }
+
+    /// Iterates over the live objects: exactly `len()` of them, with no per-slot test.
+    /// The order is the roster's, which removals permute.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_dense_pool::<u32>(8);
+    ///     let handles: Vec<_> = (1..=4).map(|i| pool.insert(i).unwrap()).collect();
+    ///     pool.remove(handles[1]);
+    ///     assert_eq!(pool.iter().sum::<u32>(), 1 + 3 + 4);
+    /// });
+    /// ```
+    #[inline]
+    pub fn iter(&self) -> Iter<'_, T> {
+        Iter {
+            roster: self.live_roster().iter(),
+            slots: self.slots,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Iterates mutably over the live objects (see [`iter`](Self::iter)).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_dense_pool::<u32>(8);
+    ///     pool.insert(1).unwrap();
+    ///     pool.insert(2).unwrap();
+    ///     pool.iter_mut().for_each(|n| *n *= 10);
+    ///     assert_eq!(pool.iter().sum::<u32>(), 30);
+    /// });
+    /// ```
+    #[inline]
+    pub fn iter_mut(&mut self) -> IterMut<'_, T> {
+        // SAFETY: as in `live_roster`; the slice borrows `self` mutably through the
+        // iterator's lifetime, and the roster is a different array from the slots.
+        let roster = unsafe { core::slice::from_raw_parts(self.roster.as_ptr(), self.len()) };
+        IterMut {
+            roster: roster.iter(),
+            slots: self.slots,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Iterates over the handles of the live objects, in the same order as
+    /// [`iter`](Self::iter).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_dense_pool::<u32>(8);
+    ///     let h = pool.insert(5).unwrap();
+    ///     assert_eq!(pool.handles().collect::<Vec<_>>(), [h]);
+    ///     // Handles can be collected first and used to remove afterwards.
+    ///     let all: Vec<_> = pool.handles().collect();
+    ///     for h in all {
+    ///         pool.remove(h);
+    ///     }
+    ///     assert!(pool.is_empty());
+    /// });
+    /// ```
+    #[inline]
+    pub fn handles(&self) -> Handles<'_, T> {
+        Handles {
+            roster: self.live_roster().iter(),
+            slots: self.slots,
+            tag: self.tag,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The bytes of a free slot, or `None` when the slot is live or out of range. With
+    /// the `debug-fill` feature every free slot is painted with
+    /// [`debug_fill::FREED_SLOT`](crate::block::debug_fill::FREED_SLOT) (`0x1deadb0b`), so
+    /// this shows the pattern; it is a debugging aid for tests and tools.
+    ///
+    /// ```
+    /// # use scope_stack::{debug_fill::FREED_SLOT, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_dense_pool::<u64>(4);
+    ///     let h = pool.insert(42).unwrap();
+    ///     assert!(pool.freed_slot_bytes(h.index()).is_none()); // live
+    ///     pool.remove(h);
+    ///     let word = FREED_SLOT.to_ne_bytes();
+    ///     assert_eq!(pool.freed_slot_bytes(h.index()).unwrap(), [word, word].concat());
+    /// });
+    /// ```
+    #[cfg(feature = "debug-fill")]
+    pub fn freed_slot_bytes(&self, index: usize) -> Option<&[u8]> {
+        if index >= self.capacity() {
+            return None;
+        }
+        // SAFETY: `index < capacity`.
+        let generation = unsafe { (*self.entry(index)).generation.load(Ordering::Relaxed) };
+        if generation & 1 == 1 {
+            return None;
+        }
+        // SAFETY: the slot is free, so (module invariant, `debug-fill` feature) all its
+        // bytes were painted; nothing writes them while `&self` lives.
+        Some(unsafe {
+            core::slice::from_raw_parts(self.slot_ptr(index).cast::<u8>(), size_of::<T>())
+        })
+    }
+}
