@@ -3,9 +3,9 @@
 //! This module owns read access. Invariant: `&self` methods hand out only `&T`, `&mut
 //! self` ones `&mut T`, so the borrow checker keeps readers and writers apart; a stale
 //! or foreign handle finds nothing.
-use core::hash::{Hash, Hasher};
-use core::iter::FusedIterator;
 use core::marker::PhantomData;
+#[cfg(feature = "debug-fill")]
+use core::sync::atomic::Ordering;
 
 use super::handle::DenseHandle;
 use super::iter::{Handles, Iter, IterMut};

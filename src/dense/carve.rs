@@ -4,8 +4,6 @@
 //! roster are carved from the scope (no global heap), every slot starts free; the
 //! report reads only the slots' generation words and the high-water word it was
 //! registered with, never the pool object.
-use core::hash::{Hash, Hasher};
-use core::iter::FusedIterator;
 use core::marker::PhantomData;
 use core::mem::size_of;
 use core::ptr::{self};

@@ -5,7 +5,6 @@
 //! only in the pool that made it, and only until that object is removed.
 use core::fmt;
 use core::hash::{Hash, Hasher};
-use core::iter::FusedIterator;
 use core::marker::PhantomData;
 
 /// Bits of a handle's slot word that hold the slot index.

@@ -5,7 +5,6 @@
 //! when it was made, once each, in roster order, with no "in use" check per slot; the
 //! mutable one lives under the pool's `&mut` borrow, so its `&mut T`s never alias.
 use core::fmt;
-use core::hash::{Hash, Hasher};
 use core::iter::FusedIterator;
 use core::marker::PhantomData;
 use core::ptr::NonNull;

@@ -139,8 +139,6 @@
 //! finalizer chain (see [`crate::rules`], rule 4).
 
 use core::fmt;
-use core::hash::{Hash, Hasher};
-use core::iter::FusedIterator;
 use core::marker::PhantomData;
 use core::mem::{self, align_of, size_of};
 use core::ptr::{self, NonNull};

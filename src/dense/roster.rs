@@ -4,8 +4,6 @@
 //! This module owns the roster's updates. Invariant: the first `len` roster entries are
 //! exactly the live slots, each once; a remove moves the last live entry into the hole,
 //! so the live part stays dense and objects themselves never move.
-use core::hash::{Hash, Hasher};
-use core::iter::FusedIterator;
 use core::mem::{self};
 use core::sync::atomic::Ordering;
 
