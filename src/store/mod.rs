@@ -160,10 +160,15 @@
 //! index's current object, never freed memory). Each store starts its generations from
 //! a seed of its own, so an id of another store finds nothing either (see [`Id`]).
 
+mod carve;
+mod draft;
 mod garbage;
+mod id;
+mod pinned;
 mod table;
+mod version;
+mod write;
 
-use core::alloc::Layout;
 use core::fmt;
 use core::marker::PhantomData;
 use core::mem::{align_of, size_of};
@@ -173,154 +178,22 @@ use core::sync::atomic::AtomicPtr;
 #[cfg(loom)]
 use loom::sync::atomic::AtomicPtr;
 
-use crate::error::{AllocError, AllocErrorKind};
 use crate::pool::{Pool, PoolBox};
 use crate::scope::finalizer::ObjectLayout;
-use crate::scope::info::{PoolLink, PoolSnapshot};
-use crate::scope::ScopeStack;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 
 use garbage::{Garbage, SHARDS};
 use table::{Block, Table, NONE};
 
+pub use draft::Draft;
+pub use id::Id;
+pub use pinned::Pinned;
+pub(crate) use version::Version;
+
 pub use crate::limits::MAX_STORE_OBJECTS;
 
 /// Source of the stores' generation seeds. It only names stores; it orders nothing.
 static STORE_IDS: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
-
-/// Pins on one version beyond which [`Store::pin`] panics (a leak of pins, like an
-/// `Arc` count overflow).
-const MAX_PINS: u32 = 1 << 31;
-
-/// One version of an object: the value and the bookkeeping `end_frame` needs.
-pub(crate) struct Version<T> {
-    value: T,
-    /// Live [`Pinned`]s of this version.
-    pins: AtomicU32,
-    /// Garbage-list link, written once when the version is retired.
-    next: AtomicU32,
-}
-
-impl<T> Version<T> {
-    fn new(value: T) -> Version<T> {
-        Version {
-            value,
-            pins: AtomicU32::new(0),
-            next: AtomicU32::new(NONE),
-        }
-    }
-}
-
-/// The name of an object in a [`Store`]: a `u64` holding a 32-bit index and a 32-bit
-/// generation.
-///
-/// When an object is destroyed, its index is reused (after the next
-/// [`end_frame`](Store::end_frame)) with a new generation, so the old `Id` goes stale
-/// and finds nothing instead of the new object.
-///
-/// An `Id` has no room for a store tag, so each store starts its generations from a
-/// seed of its own: an id of another store, or of an earlier store in the same memory
-/// (a level closed and loaded again), finds nothing. The seeds of stores made one after
-/// another are far apart, so a match needs the two generations to coincide after an
-/// index has been reused millions of times; it cannot be ruled out. As with a stale id,
-/// a match could only ever name a live object of the store it is used with.
-///
-/// ```
-/// use scope_stack::{LinearAllocator, store::Id};
-///
-/// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
-/// memory.scope("level", |level| {
-///     let store = level.new_store::<&str>(16, 32);
-///     let old: Id = store.create("crate").unwrap();
-///     store.destroy(old);
-///     store.end_frame();
-///     let new = store.create("barrel").unwrap();
-///     assert_eq!(old.index(), new.index()); // same slot...
-///     assert_ne!(old.generation(), new.generation()); // ...new generation
-///     assert_eq!(store.read(old), None);
-///     assert_eq!(store.read(new), Some(&"barrel"));
-///     assert_eq!(Id::from_u64(new.to_u64()), new);
-/// });
-/// ```
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-#[repr(transparent)]
-pub struct Id(u64);
-
-impl Id {
-    fn new(index: u32, generation: u32) -> Id {
-        Id((u64::from(generation) << 32) | u64::from(index))
-    }
-
-    /// The object's index in the table.
-    ///
-    /// ```
-    /// # use scope_stack::LinearAllocator;
-    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
-    /// memory.scope("level", |level| {
-    ///     let store = level.new_store::<u8>(16, 32);
-    ///     assert_eq!(store.create(1).unwrap().index(), 0);
-    ///     assert_eq!(store.create(2).unwrap().index(), 1);
-    /// });
-    /// ```
-    pub fn index(self) -> u32 {
-        self.0 as u32
-    }
-
-    /// The generation of the index when the object was created. Each store starts
-    /// its indices at a generation of its own, and each reuse of an index adds one.
-    ///
-    /// ```
-    /// # use scope_stack::LinearAllocator;
-    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
-    /// memory.scope("level", |level| {
-    ///     let store = level.new_store::<u8>(16, 32);
-    ///     let first = store.create(1).unwrap();
-    ///     store.destroy(first);
-    ///     store.end_frame();
-    ///     let second = store.create(2).unwrap();
-    ///     assert_eq!(second.generation(), first.generation().wrapping_add(1));
-    /// });
-    /// ```
-    pub fn generation(self) -> u32 {
-        (self.0 >> 32) as u32
-    }
-
-    /// The id as one `u64` (generation in the high half, index in the low half).
-    ///
-    /// ```
-    /// # use scope_stack::LinearAllocator;
-    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
-    /// memory.scope("level", |level| {
-    ///     let store = level.new_store::<u8>(16, 32);
-    ///     let id = store.create(1).unwrap();
-    ///     assert_eq!(id.to_u64(), u64::from(id.generation()) << 32 | u64::from(id.index()));
-    /// });
-    /// ```
-    pub fn to_u64(self) -> u64 {
-        self.0
-    }
-
-    /// An id from [`to_u64`](Self::to_u64). Any `u64` is accepted: an id that names
-    /// no live object simply finds nothing.
-    ///
-    /// ```
-    /// # use scope_stack::{LinearAllocator, store::Id};
-    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
-    /// memory.scope("level", |level| {
-    ///     let store = level.new_store::<u8>(16, 32);
-    ///     assert_eq!(store.read(Id::from_u64(12345)), None);
-    /// });
-    /// ```
-    pub fn from_u64(raw: u64) -> Id {
-        Id(raw)
-    }
-}
-
-impl fmt::Debug for Id {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Id({}v{})", self.index(), self.generation())
-    }
-}
 
 /// A versioned object store carved from a scope; see the [module docs](crate::store).
 ///
@@ -350,159 +223,16 @@ pub struct Store<'s, T> {
     _scope: PhantomData<fn(&'s ()) -> &'s ()>,
 }
 
-impl<'s> ScopeStack<'s> {
-    /// Carves a [`Store`] for up to `max_objects` objects and `max_versions` versions
-    /// out of this scope.
-    ///
-    /// # Panics
-    /// Where [`try_new_store`](Self::try_new_store) returns an error.
-    ///
-    /// ```
-    /// # use scope_stack::LinearAllocator;
-    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
-    /// memory.scope("level", |level| {
-    ///     let store = level.new_store::<[f32; 3]>(100, 200);
-    ///     assert_eq!((store.max_objects(), store.max_versions()), (100, 200));
-    /// });
-    /// ```
-    pub fn new_store<T: Clone + 'static>(
-        &self,
-        max_objects: usize,
-        max_versions: usize,
-    ) -> &'s mut Store<'s, T> {
-        match self.try_new_store(max_objects, max_versions) {
-            Ok(s) => s,
-            Err(e) => self.fail(e),
-        }
-    }
-
-    /// Carves a [`Store`] out of this scope, or says why it cannot.
-    ///
-    /// # Errors
-    /// - [`AllocErrorKind::InvalidCapacity`] if either maximum is 0;
-    /// - [`AllocErrorKind::TooManySlots`] if `max_versions` is above
-    ///   [`MAX_POOL_CAPACITY`](crate::MAX_POOL_CAPACITY), or `max_objects` above
-    ///   [`MAX_STORE_OBJECTS`];
-    /// - [`AllocErrorKind::OutOfMemory`] when the scope has no room (see
-    ///   [`Store::memory_needed`]).
-    ///
-    /// ```
-    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
-    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
-    /// memory.scope("level", |level| {
-    ///     let e = level.try_new_store::<u32>(0, 8).unwrap_err();
-    ///     assert_eq!(e.kind(), AllocErrorKind::InvalidCapacity);
-    ///     let e = level.try_new_store::<u32>(1 << 20, 8).unwrap_err();
-    ///     assert_eq!(e.kind(), AllocErrorKind::OutOfMemory);
-    ///     assert!(level.try_new_store::<u32>(8, 8).is_ok());
-    /// });
-    /// ```
-    pub fn try_new_store<T: Clone + 'static>(
-        &self,
-        max_objects: usize,
-        max_versions: usize,
-    ) -> Result<&'s mut Store<'s, T>, AllocError> {
-        let error = |kind, size| {
-            AllocError::in_scope(
-                kind,
-                size,
-                align_of::<Block>(),
-                self.allocator().remaining_to_limit(),
-                self.allocator().capacity(),
-                self.name(),
-            )
-        };
-        if max_objects == 0 || max_versions == 0 {
-            return Err(error(AllocErrorKind::InvalidCapacity, 0));
-        }
-        if max_objects > MAX_STORE_OBJECTS {
-            return Err(error(AllocErrorKind::TooManySlots, usize::MAX));
-        }
-        let blocks = Table::blocks_for(max_objects);
-        let overflow = || error(AllocErrorKind::CapacityOverflow, usize::MAX);
-        let top_layout = Layout::array::<AtomicPtr<Block>>(blocks).map_err(|_| overflow())?;
-        let block_layout = Layout::array::<Block>(blocks).map_err(|_| overflow())?;
-
-        let versions: &'s Pool<'s, Version<T>> = self.try_new_pool(max_versions)?;
-        let top = self.try_alloc_layout(top_layout)?.cast();
-        let storage = self.try_alloc_layout(block_layout)?.cast();
-        let high_water = self.try_alloc_array_uninit::<AtomicU32>(1)?;
-        // A per-store starting generation, far from those of the stores made just
-        // before and after, so their ids do not match here (see `Id`).
-        let seed = STORE_IDS
-            .fetch_add(1, core::sync::atomic::Ordering::Relaxed)
-            .wrapping_mul(0x9E37_79B9);
-        // SAFETY: `top` and `storage` are fresh, aligned arrays of `blocks` elements in
-        // this scope, used by this table alone, valid until the scope rewinds, which is
-        // after the store is gone; `max_objects <= u32::MAX` was checked.
-        // `high_water` is a fresh, aligned word in this scope for this table alone.
-        let table = unsafe { Table::new(top, storage, high_water, max_objects, seed) };
-        let store = Store {
-            versions,
-            table,
-            garbage: Garbage::new(),
-            _scope: PhantomData,
-        };
-        // SAFETY: the drop contract of `new_object_unchecked`: a store's drop glue only
-        // drops its own atomics (and only loom's atomics have drop glue); it follows no
-        // borrow. The pool it names was made earlier in this scope, so it is finalized
-        // after the store.
-        let store = unsafe { self.try_new_object_unchecked(store) }.map_err(|e| e.error)?;
-        // Register with the scope for reports (the versions pool registered itself
-        // above, as a `Pool` row). The link names the table's memory, which the store
-        // reaches through raw pointers, never the store object the caller holds `&mut`
-        // to. With no room for the link the store works all the same, unreported.
-        let start = top.as_ptr().addr();
-        let end = high_water.as_ptr().addr() + size_of::<AtomicU32>();
-        let link = PoolLink {
-            ptr: top.cast(),
-            words: [
-                start,
-                end - start,
-                max_objects,
-                blocks,
-                high_water.as_ptr().addr(),
-            ],
-            kind: "Store",
-            type_name: core::any::type_name::<T>(),
-            snapshot: store_snapshot,
-            next: None,
-        };
-        // SAFETY: `store_snapshot` reads the table's top array, published blocks and
-        // high-water word (see `table::report_counts`), all carved above in this scope
-        // and valid until it ends.
-        unsafe { self.register_pool(link) };
-        Ok(store)
-    }
-}
-
-/// Reads a registered store's statistics for a memory map report: live objects out of
-/// `max_objects`, and the most object indices ever in use at once. Reads only atomics
-/// in the table's scope memory (see `table::report_counts`), never the store object
-/// or a version.
-///
-/// # Safety
-/// `link` was filled in by `try_new_store`, and its store's scope is live.
-#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-unsafe fn store_snapshot(link: &PoolLink) -> PoolSnapshot {
-    let [addr, bytes, max_objects, blocks, high_water] = link.words;
-    let top = link.ptr.cast::<AtomicPtr<Block>>();
-    // The high-water word was carved from the same block as `top`: the block's
-    // provenance (carried by `link.ptr`) reaches it.
-    let high_water = link.ptr.as_ptr().with_addr(high_water).cast::<AtomicU32>();
-    // SAFETY: the words are those `try_new_store` recorded for a table whose scope is
-    // live (the caller).
-    let (len, high) = unsafe { table::report_counts(top, blocks, max_objects, high_water) };
-    PoolSnapshot {
-        len,
-        capacity: max_objects,
-        high_water_len: high.max(len),
-        addr,
-        bytes,
-    }
-}
-
 impl<'s, T: Clone + 'static> Store<'s, T> {
+    /// Puts version `v` (just unlinked from its entry by this thread, with an Acquire
+    /// exchange, so its contents happen-before us) on this thread's garbage list.
+    fn retire_version(&self, v: u32, hint: u32) {
+        // SAFETY: `v` was named by the entry word our exchange replaced, so it is live
+        // until `end_frame`, which cannot run during this `&self` borrow.
+        let version = unsafe { self.version(v) };
+        garbage::push(&self.garbage.shard(hint).versions, v, &version.next);
+    }
+
     /// An upper bound of the bytes [`ScopeStack::new_store`] takes from the scope,
     /// alignment padding included. `None` if it overflows.
     ///
@@ -611,156 +341,6 @@ impl<'s, T: Clone + 'static> Store<'s, T> {
         Some(&unsafe { self.version(table::version(word)) }.value)
     }
 
-    /// A private copy of an object's current version to change and then
-    /// [`commit`](Self::commit) or [`try_commit`](Self::try_commit). Dropping the draft
-    /// discards it. `None` if `id` names no live object, or if every version slot is
-    /// in use (see [`versions_in_use`](Self::versions_in_use)).
-    ///
-    /// ```
-    /// # use scope_stack::LinearAllocator;
-    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
-    /// memory.scope("level", |level| {
-    ///     let store = level.new_store::<Vec<u32>>(16, 32);
-    ///     let id = store.create(vec![1]).unwrap();
-    ///     let mut d = store.write(id).unwrap();
-    ///     d.push(2);
-    ///     assert_eq!(store.read(id).unwrap(), &[1]); // not published yet
-    ///     store.commit(d).ok().unwrap();
-    ///     assert_eq!(store.read(id).unwrap(), &[1, 2]);
-    /// });
-    /// ```
-    pub fn write(&self, id: Id) -> Option<Draft<'_, T>> {
-        let (entry, word) = self.lookup(id)?;
-        // SAFETY: the word was just loaded with Acquire under this `&self` borrow.
-        let copy = unsafe { self.version(table::version(word)) }.value.clone();
-        let boxed = self.versions.insert(Version::new(copy)).ok()?;
-        Some(Draft {
-            boxed,
-            entry,
-            base: word,
-            index: id.index(),
-        })
-    }
-
-    /// Publishes a draft as the object's new version; the last writer wins. Readers
-    /// see the old version or the new one, whole.
-    ///
-    /// Fails (handing the draft back) only if the object was destroyed since the draft
-    /// was taken.
-    ///
-    /// # Panics
-    /// If the draft comes from another store.
-    ///
-    /// ```
-    /// # use scope_stack::LinearAllocator;
-    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
-    /// memory.scope("level", |level| {
-    ///     let store = level.new_store::<u32>(16, 32);
-    ///     let id = store.create(0).unwrap();
-    ///     let (mut a, mut b) = (store.write(id).unwrap(), store.write(id).unwrap());
-    ///     (*a, *b) = (1, 2);
-    ///     store.commit(a).ok().unwrap();
-    ///     store.commit(b).ok().unwrap(); // overwrites a's commit
-    ///     assert_eq!(store.read(id), Some(&2));
-    ///     let late = store.write(id).unwrap();
-    ///     store.destroy(id);
-    ///     assert_eq!(*store.commit(late).unwrap_err(), 2);
-    /// });
-    /// ```
-    pub fn commit<'a>(&'a self, draft: Draft<'a, T>) -> Result<(), Draft<'a, T>> {
-        let new = self.check_draft(&draft);
-        let mut expected = draft.base;
-        loop {
-            // Success: Release, so readers that load the new word (Acquire) see the
-            // draft's contents; and Acquire, because we then retire the version we
-            // replaced, which makes a `&Version` to it: the thread that filled it must
-            // happen-before that. Failure: Relaxed, the word seen is only compared (if
-            // we adopt it, the successful exchange reads it again with Acquire).
-            match draft.entry.compare_exchange_weak(
-                expected,
-                new,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => {
-                    self.published(draft, expected);
-                    return Ok(());
-                }
-                Err(seen) => {
-                    if table::generation(seen) != table::generation(draft.base)
-                        || table::version(seen) == NONE
-                    {
-                        return Err(draft);
-                    }
-                    expected = seen;
-                }
-            }
-        }
-    }
-
-    /// Publishes a draft only if nobody has committed (or destroyed) the object since
-    /// the draft was taken: one compare-exchange of the object's version. Otherwise
-    /// hands the draft back; take a new one with [`write`](Self::write) and try again.
-    ///
-    /// # Panics
-    /// If the draft comes from another store.
-    ///
-    /// ```
-    /// # use scope_stack::LinearAllocator;
-    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
-    /// memory.scope("level", |level| {
-    ///     let store = level.new_store::<u32>(16, 32);
-    ///     let id = store.create(0).unwrap();
-    ///     let (mut a, mut b) = (store.write(id).unwrap(), store.write(id).unwrap());
-    ///     (*a, *b) = (1, 2);
-    ///     assert!(store.try_commit(a).is_ok());
-    ///     let b = store.try_commit(b).unwrap_err(); // a got there first
-    ///     assert_eq!((*b, store.read(id)), (2, Some(&1)));
-    /// });
-    /// ```
-    pub fn try_commit<'a>(&'a self, draft: Draft<'a, T>) -> Result<(), Draft<'a, T>> {
-        let new = self.check_draft(&draft);
-        // Orderings: as in `commit`.
-        match draft
-            .entry
-            .compare_exchange(draft.base, new, Ordering::AcqRel, Ordering::Relaxed)
-        {
-            Ok(_) => {
-                let base = draft.base;
-                self.published(draft, base);
-                Ok(())
-            }
-            Err(_) => Err(draft),
-        }
-    }
-
-    /// The entry word that publishes `draft`. Panics if it is another store's.
-    fn check_draft(&self, draft: &Draft<'_, T>) -> u64 {
-        assert!(
-            self.versions.owns_box(&draft.boxed),
-            "scope-stack: a Draft was committed to a store it does not come from"
-        );
-        let v = Pool::slot_index_of(&draft.boxed);
-        table::pack(table::generation(draft.base), v)
-    }
-
-    /// After a successful exchange: the draft's box now belongs to the table, and the
-    /// version the exchange replaced (in word `old`) is retired.
-    fn published(&self, draft: Draft<'_, T>, old: u64) {
-        let index = draft.index;
-        PoolBox::leak_to_slot_index(draft.boxed);
-        self.retire_version(table::version(old), index);
-    }
-
-    /// Puts version `v` (just unlinked from its entry by this thread, with an Acquire
-    /// exchange, so its contents happen-before us) on this thread's garbage list.
-    fn retire_version(&self, v: u32, hint: u32) {
-        // SAFETY: `v` was named by the entry word our exchange replaced, so it is live
-        // until `end_frame`, which cannot run during this `&self` borrow.
-        let version = unsafe { self.version(v) };
-        garbage::push(&self.garbage.shard(hint).versions, v, &version.next);
-    }
-
     /// Destroys an object: its id (and every copy of it) goes stale at once, the last
     /// version is freed at the next [`end_frame`](Self::end_frame), and the index is
     /// reused after that. Returns `false` if `id` named no live object.
@@ -803,55 +383,6 @@ impl<'s, T: Clone + 'static> Store<'s, T> {
         let shard = self.garbage.shard(index);
         garbage::push(&shard.objects, index, self.table.link(index));
         true
-    }
-
-    /// Pins an object's current version so that it outlives frames: the returned
-    /// [`Pinned`] derefs to it and keeps it alive across any number of
-    /// [`end_frame`](Self::end_frame)s, until it is dropped. For readers, such as
-    /// background threads, that cannot finish within a frame. `None` if `id` names no
-    /// live object.
-    ///
-    /// A pin costs one atomic increment (and one decrement when dropped); plain
-    /// [`read`](Self::read) costs none.
-    ///
-    /// # Panics
-    /// If one version has more than 2^31 pins at once.
-    ///
-    /// ```
-    /// # use scope_stack::LinearAllocator;
-    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
-    /// memory.scope("level", |level| {
-    ///     let store = level.new_store::<String>(16, 32);
-    ///     let id = store.create("v1".to_string()).unwrap();
-    ///     let pinned = store.pin(id).unwrap();
-    ///     for frame in 2..5 {
-    ///         let mut d = store.write(id).unwrap();
-    ///         *d = format!("v{frame}");
-    ///         store.commit(d).ok().unwrap();
-    ///         store.end_frame(); // "v1" stays alive: it is pinned
-    ///     }
-    ///     // A background reader uses the pin across those frames, then drops it.
-    ///     let len = std::thread::scope(|s| s.spawn(move || pinned.len()).join().unwrap());
-    ///     assert_eq!(len, 2);
-    ///     assert_eq!(store.end_frame(), 1); // the pin is gone: "v1" is freed now
-    /// });
-    /// ```
-    pub fn pin(&self, id: Id) -> Option<Pinned<'s, T>> {
-        let (_, word) = self.lookup(id)?;
-        let v = table::version(word);
-        // SAFETY: the word was just loaded with Acquire under this `&self` borrow.
-        let version = unsafe { self.version(v) };
-        // Relaxed: `end_frame`, the only reader of the count that matters, runs after
-        // this `&self` borrow has ended, which orders this increment before it.
-        let old = version.pins.fetch_add(1, Ordering::Relaxed);
-        if old >= MAX_PINS {
-            version.pins.fetch_sub(1, Ordering::Relaxed);
-            panic!("scope-stack: too many pins on one version");
-        }
-        Some(Pinned {
-            versions: self.versions,
-            slot: v,
-        })
     }
 
     /// Ends a frame: frees every version retired since the last call (replaced by a
@@ -975,169 +506,5 @@ impl<T> fmt::Debug for Store<'_, T> {
             .field("max_objects", &self.table.max_objects())
             .field("versions", &self.versions)
             .finish_non_exhaustive()
-    }
-}
-
-/// A private, changeable copy of an object, from [`Store::write`].
-///
-/// Derefs to the value (`&T` and `&mut T`). Publish it with [`Store::commit`] or
-/// [`Store::try_commit`]; drop it to discard it. It borrows the store, so it cannot be
-/// kept past [`Store::end_frame`].
-///
-/// ```
-/// # use scope_stack::LinearAllocator;
-/// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
-/// memory.scope("level", |level| {
-///     let store = level.new_store::<(u32, u32)>(16, 32);
-///     let id = store.create((7, 3)).unwrap();
-///     let mut d = store.write(id).unwrap();
-///     d.1 = 5;
-///     assert_eq!(d.id(), id);
-///     assert_eq!(d.into_inner(), (7, 5)); // discarded: nothing was published
-///     assert_eq!(store.read(id), Some(&(7, 3)));
-/// });
-/// ```
-pub struct Draft<'a, T> {
-    boxed: PoolBox<'a, Version<T>>,
-    /// The object's entry in the table.
-    entry: &'a AtomicU64,
-    /// The entry word when the draft was taken (generation and base version).
-    base: u64,
-    /// The object's index.
-    index: u32,
-}
-
-impl<T> Draft<'_, T> {
-    /// The id of the object this draft copies.
-    ///
-    /// ```
-    /// # use scope_stack::LinearAllocator;
-    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
-    /// memory.scope("level", |level| {
-    ///     let store = level.new_store::<u8>(16, 32);
-    ///     let id = store.create(1).unwrap();
-    ///     assert_eq!(store.write(id).unwrap().id(), id);
-    /// });
-    /// ```
-    pub fn id(&self) -> Id {
-        Id::new(self.index, table::generation(self.base))
-    }
-
-    /// Discards the draft and returns its value.
-    ///
-    /// ```
-    /// # use scope_stack::LinearAllocator;
-    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
-    /// memory.scope("level", |level| {
-    ///     let store = level.new_store::<String>(16, 32);
-    ///     let id = store.create("a".to_string()).unwrap();
-    ///     assert_eq!(store.write(id).unwrap().into_inner(), "a");
-    ///     assert_eq!(store.versions_in_use(), 1);
-    /// });
-    /// ```
-    pub fn into_inner(self) -> T {
-        self.boxed.into_inner().value
-    }
-}
-
-impl<T> core::ops::Deref for Draft<'_, T> {
-    type Target = T;
-    #[inline]
-    fn deref(&self) -> &T {
-        &self.boxed.value
-    }
-}
-
-impl<T> core::ops::DerefMut for Draft<'_, T> {
-    #[inline]
-    fn deref_mut(&mut self) -> &mut T {
-        &mut self.boxed.value
-    }
-}
-
-impl<T: fmt::Debug> fmt::Debug for Draft<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Draft")
-            .field("id", &self.id())
-            .field("value", &**self)
-            .finish()
-    }
-}
-
-/// A version kept alive across frames, from [`Store::pin`].
-///
-/// Derefs to the value. It does not borrow the store, so [`Store::end_frame`] can run
-/// while it lives; the version is freed at the first `end_frame` after it is retired
-/// and its last pin is dropped. It carries the scope's lifetime, so it cannot outlive
-/// the store. `Clone` adds a pin; any thread may drop it.
-///
-/// ```
-/// # use scope_stack::LinearAllocator;
-/// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
-/// memory.scope("level", |level| {
-///     let store = level.new_store::<u32>(16, 32);
-///     let id = store.create(1).unwrap();
-///     let a = store.pin(id).unwrap();
-///     let b = a.clone();
-///     store.destroy(id);
-///     assert_eq!(store.end_frame(), 0); // pinned twice
-///     drop(a);
-///     assert_eq!(store.end_frame(), 0); // still pinned by `b`
-///     assert_eq!(*b, 1);
-///     drop(b);
-///     assert_eq!(store.end_frame(), 1);
-/// });
-/// ```
-pub struct Pinned<'s, T> {
-    versions: &'s Pool<'s, Version<T>>,
-    slot: u32,
-}
-
-impl<T> Pinned<'_, T> {
-    #[inline(always)]
-    fn version(&self) -> &Version<T> {
-        // SAFETY: our pin keeps the version from being freed (`end_frame` frees only
-        // unpinned versions), and the pool outlives `'s`, which we carry. The version
-        // was published to the thread that pinned it; a pin sent to another thread
-        // carries that edge with it (sending is a synchronisation).
-        unsafe { self.versions.slot_ref(self.slot) }
-    }
-}
-
-impl<T> core::ops::Deref for Pinned<'_, T> {
-    type Target = T;
-    #[inline]
-    fn deref(&self) -> &T {
-        &self.version().value
-    }
-}
-
-impl<T> Clone for Pinned<'_, T> {
-    fn clone(&self) -> Self {
-        let pins = &self.version().pins;
-        // Relaxed: we hold a pin already, so the count cannot reach zero meanwhile
-        // (as in `Arc::clone`).
-        if pins.fetch_add(1, Ordering::Relaxed) >= MAX_PINS {
-            pins.fetch_sub(1, Ordering::Relaxed);
-            panic!("scope-stack: too many pins on one version");
-        }
-        Pinned {
-            versions: self.versions,
-            slot: self.slot,
-        }
-    }
-}
-
-impl<T> Drop for Pinned<'_, T> {
-    fn drop(&mut self) {
-        // Release: pairs with the Acquire load in `end_frame`, so every read made
-        // through this pin happens-before the version is dropped.
-        self.version().pins.fetch_sub(1, Ordering::Release);
-    }
-}
-
-impl<T: fmt::Debug> fmt::Debug for Pinned<'_, T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_tuple("Pinned").field(&**self).finish()
     }
 }

@@ -1,0 +1,178 @@
+//! Carving a store out of a scope, and what it tells a memory map.
+//!
+//! This module owns construction and the report hook. Invariants: the ID table's first
+//! level and the versions' pool are carved from the scope (no global heap); the report
+//! reads only the table's published entry words, never the store object.
+
+use core::alloc::Layout;
+use core::marker::PhantomData;
+use core::mem::{align_of, size_of};
+
+#[cfg(not(loom))]
+use core::sync::atomic::AtomicPtr;
+#[cfg(loom)]
+use loom::sync::atomic::AtomicPtr;
+
+use crate::error::{AllocError, AllocErrorKind};
+use crate::pool::Pool;
+use crate::scope::info::{PoolLink, PoolSnapshot};
+use crate::scope::ScopeStack;
+use crate::sync::AtomicU32;
+
+use super::garbage::Garbage;
+use super::table::{Block, Table};
+use super::version::Version;
+use super::{Store, STORE_IDS};
+use crate::limits::MAX_STORE_OBJECTS;
+
+impl<'s> ScopeStack<'s> {
+    /// Carves a [`Store`] for up to `max_objects` objects and `max_versions` versions
+    /// out of this scope.
+    ///
+    /// # Panics
+    /// Where [`try_new_store`](Self::try_new_store) returns an error.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let store = level.new_store::<[f32; 3]>(100, 200);
+    ///     assert_eq!((store.max_objects(), store.max_versions()), (100, 200));
+    /// });
+    /// ```
+    pub fn new_store<T: Clone + 'static>(
+        &self,
+        max_objects: usize,
+        max_versions: usize,
+    ) -> &'s mut Store<'s, T> {
+        match self.try_new_store(max_objects, max_versions) {
+            Ok(s) => s,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Carves a [`Store`] out of this scope, or says why it cannot.
+    ///
+    /// # Errors
+    /// - [`AllocErrorKind::InvalidCapacity`] if either maximum is 0;
+    /// - [`AllocErrorKind::TooManySlots`] if `max_versions` is above
+    ///   [`MAX_POOL_CAPACITY`](crate::MAX_POOL_CAPACITY), or `max_objects` above
+    ///   [`MAX_STORE_OBJECTS`];
+    /// - [`AllocErrorKind::OutOfMemory`] when the scope has no room (see
+    ///   [`Store::memory_needed`]).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let e = level.try_new_store::<u32>(0, 8).unwrap_err();
+    ///     assert_eq!(e.kind(), AllocErrorKind::InvalidCapacity);
+    ///     let e = level.try_new_store::<u32>(1 << 20, 8).unwrap_err();
+    ///     assert_eq!(e.kind(), AllocErrorKind::OutOfMemory);
+    ///     assert!(level.try_new_store::<u32>(8, 8).is_ok());
+    /// });
+    /// ```
+    pub fn try_new_store<T: Clone + 'static>(
+        &self,
+        max_objects: usize,
+        max_versions: usize,
+    ) -> Result<&'s mut Store<'s, T>, AllocError> {
+        let error = |kind, size| {
+            AllocError::in_scope(
+                kind,
+                size,
+                align_of::<Block>(),
+                self.allocator().remaining_to_limit(),
+                self.allocator().capacity(),
+                self.name(),
+            )
+        };
+        if max_objects == 0 || max_versions == 0 {
+            return Err(error(AllocErrorKind::InvalidCapacity, 0));
+        }
+        if max_objects > MAX_STORE_OBJECTS {
+            return Err(error(AllocErrorKind::TooManySlots, usize::MAX));
+        }
+        let blocks = Table::blocks_for(max_objects);
+        let overflow = || error(AllocErrorKind::CapacityOverflow, usize::MAX);
+        let top_layout = Layout::array::<AtomicPtr<Block>>(blocks).map_err(|_| overflow())?;
+        let block_layout = Layout::array::<Block>(blocks).map_err(|_| overflow())?;
+
+        let versions: &'s Pool<'s, Version<T>> = self.try_new_pool(max_versions)?;
+        let top = self.try_alloc_layout(top_layout)?.cast();
+        let storage = self.try_alloc_layout(block_layout)?.cast();
+        let high_water = self.try_alloc_array_uninit::<AtomicU32>(1)?;
+        // A per-store starting generation, far from those of the stores made just
+        // before and after, so their ids do not match here (see `Id`).
+        let seed = STORE_IDS
+            .fetch_add(1, core::sync::atomic::Ordering::Relaxed)
+            .wrapping_mul(0x9E37_79B9);
+        // SAFETY: `top` and `storage` are fresh, aligned arrays of `blocks` elements in
+        // this scope, used by this table alone, valid until the scope rewinds, which is
+        // after the store is gone; `max_objects <= u32::MAX` was checked.
+        // `high_water` is a fresh, aligned word in this scope for this table alone.
+        let table = unsafe { Table::new(top, storage, high_water, max_objects, seed) };
+        let store = Store {
+            versions,
+            table,
+            garbage: Garbage::new(),
+            _scope: PhantomData,
+        };
+        // SAFETY: the drop contract of `new_object_unchecked`: a store's drop glue only
+        // drops its own atomics (and only loom's atomics have drop glue); it follows no
+        // borrow. The pool it names was made earlier in this scope, so it is finalized
+        // after the store.
+        let store = unsafe { self.try_new_object_unchecked(store) }.map_err(|e| e.error)?;
+        // Register with the scope for reports (the versions pool registered itself
+        // above, as a `Pool` row). The link names the table's memory, which the store
+        // reaches through raw pointers, never the store object the caller holds `&mut`
+        // to. With no room for the link the store works all the same, unreported.
+        let start = top.as_ptr().addr();
+        let end = high_water.as_ptr().addr() + size_of::<AtomicU32>();
+        let link = PoolLink {
+            ptr: top.cast(),
+            words: [
+                start,
+                end - start,
+                max_objects,
+                blocks,
+                high_water.as_ptr().addr(),
+            ],
+            kind: "Store",
+            type_name: core::any::type_name::<T>(),
+            snapshot: store_snapshot,
+            next: None,
+        };
+        // SAFETY: `store_snapshot` reads the table's top array, published blocks and
+        // high-water word (see `super::table::report_counts`), all carved above in this scope
+        // and valid until it ends.
+        unsafe { self.register_pool(link) };
+        Ok(store)
+    }
+}
+
+/// Reads a registered store's statistics for a memory map report: live objects out of
+/// `max_objects`, and the most object indices ever in use at once. Reads only atomics
+/// in the table's scope memory (see `super::table::report_counts`), never the store object
+/// or a version.
+///
+/// # Safety
+/// `link` was filled in by `try_new_store`, and its store's scope is live.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+unsafe fn store_snapshot(link: &PoolLink) -> PoolSnapshot {
+    let [addr, bytes, max_objects, blocks, high_water] = link.words;
+    let top = link.ptr.cast::<AtomicPtr<Block>>();
+    // The high-water word was carved from the same block as `top`: the block's
+    // provenance (carried by `link.ptr`) reaches it.
+    let high_water = link.ptr.as_ptr().with_addr(high_water).cast::<AtomicU32>();
+    // SAFETY: the words are those `try_new_store` recorded for a table whose scope is
+    // live (the caller).
+    let (len, high) = unsafe { super::table::report_counts(top, blocks, max_objects, high_water) };
+    PoolSnapshot {
+        len,
+        capacity: max_objects,
+        high_water_len: high.max(len),
+        addr,
+        bytes,
+    }
+}
