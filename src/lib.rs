@@ -29,18 +29,43 @@
 //! ```
 //!
 //! ## Layers
+//! The source tree is five layers; each file imports only from its own layer and the
+//! ones below it, and no files import each other in a circle (`scripts/layers.sh`
+//! checks both in CI):
+//!
+//! ```text
+//! above    report/ (memory map: types, text, SVG)   scratch/ (per-thread arenas, pads)
+//! carved   pool/   dense/   store/   concurrent/     (carved from a scope)
+//! scope    scope/  (Scope, ScopeStack, registry, finalizer chain, placement, Allocator)
+//! block    block/  (LinearAllocator, its bump cursor, debug fill; knows no scopes)
+//! ground   sync.rs  thread_index.rs  limits.rs (every MAX_*)  error.rs
+//! ```
+//!
 //! - [`LinearAllocator`]: one fixed block, a bump offset, statistics. Never grows, and
-//!   after construction never calls the global allocator.
+//!   after construction never calls the global allocator. It keeps the innermost live
+//!   scope's record only as an address; the scope layer knows its type, so the block
+//!   needs nothing from above.
 //! - [`ScopeStack`]: a rewind point plus a finalizer chain; scopes nest, and only the
-//!   innermost live one can allocate.
-//! - `Allocator` (allocator-api2 0.2) for `&ScopeStack`, so `allocator_api2::vec::Vec`
-//!   and `hashbrown::HashMap` can live in a scope.
+//!   innermost live one can allocate. `Allocator` (allocator-api2 0.2) for
+//!   `&ScopeStack`, so `allocator_api2::vec::Vec` and `hashbrown::HashMap` can live in a
+//!   scope.
+//! - Carved from a scope: [`Pool`] (sharded, lock-free), [`DensePool`] (swap-delete
+//!   roster), [`Store`] (versioned objects) and [`ConcurrentScope`] (many threads
+//!   allocating into one scope).
+//! - Above them all: reports ([`MemoryMap`]) and per-thread scratch scopes
+//!   ([`scratch()`]).
+//!
+//! A `LinearAllocator::scope` method lives in the scope layer (an `impl` block there),
+//! which is how the block can offer it without knowing scopes.
 //!
 //! ## Features
-//! - `std` (default): implies `alloc`.
-//! - `alloc`: [`LinearAllocator::with_capacity`] (one global-heap reservation) and
-//!   allocator-api2's `alloc` collections. Without it the crate is `no_std` and blocks
-//!   come from [`LinearAllocator::from_static`].
+//! - `std` (default): implies `alloc`; adds [`scratch()`], [`ScratchPads`] and the
+//!   pool's blocking inserts.
+//! - `alloc`: [`LinearAllocator::with_capacity`] (one global-heap reservation),
+//!   allocator-api2's `alloc` collections and reports ([`MemoryMap`]). Without it the
+//!   crate is `no_std` and blocks come from [`LinearAllocator::from_static`].
+//! - `debug-fill`: paints fresh memory 0xCD, rewound memory 0xDD and freed pool slots
+//!   0x1deadb0b ([`debug_fill`]), so stale reads stand out. Costs nothing when off.
 //!
 //! ## Soundness
 //! See [`rules`] for the rules that keep safe code free of undefined behaviour, and the

@@ -1,7 +1,7 @@
 //! The linear allocator: one fixed block and a bump offset.
 //!
 //! Invariants this module keeps:
-//! - The active cursor (see `crate::cursor`) has `start <= cur <= limit <= end`, all
+//! - The active cursor (see `crate::block::cursor`) has `start <= cur <= limit <= end`, all
 //!   addresses inside (or one past) the block, and `end <= usize::MAX - 2 * MAX_ALIGN`,
 //!   so the fast path's `cur + (align - 1) + size` cannot overflow for
 //!   `align, size <= MAX_ALIGN`.
@@ -67,7 +67,7 @@ pub struct LinearAllocator {
     start: usize,
     /// Address one past the last usable byte.
     end: usize,
-    /// The cursor of scopes opened with `&mut self` (see `crate::cursor`).
+    /// The cursor of scopes opened with `&mut self` (see `crate::block::cursor`).
     root: Cursor,
     /// The cursor of the innermost live scope, when it is not `root` (a scope opened on a
     /// shared block). `None` whenever no such scope is live, so moving the allocator

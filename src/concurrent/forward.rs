@@ -190,7 +190,7 @@ impl<'c> ConcurrentScope<'_> {
         self.local().try_new_object_with(f)
     }
 
-    /// Allocates uninitialised memory for `layout` (any power-of-two alignment up to [`MAX_ALIGN`](crate::MAX_ALIGN)).
+    /// Allocates uninitialised memory for `layout` (any power-of-two alignment up to `MAX_ALIGN`).
     ///
     /// # Panics
     /// When the scope is out of memory.

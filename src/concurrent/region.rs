@@ -84,7 +84,7 @@ impl Slot {
     }
 
     /// Bumps `size` bytes at `align` inside the current chunk, or `None` if they do not
-    /// fit. `size, align <= MAX_ALIGN` (so nothing overflows: see `crate::cursor`).
+    /// fit. `size, align <= MAX_ALIGN` (so nothing overflows: see `crate::block::cursor`).
     #[inline(always)]
     pub(crate) fn bump(&self, size: usize, align: usize) -> Option<usize> {
         let cur = self.cur.load(Ordering::Relaxed);
@@ -234,7 +234,7 @@ impl Region {
         // through `next`.
         let mut cur = self.next.load(Ordering::Relaxed);
         loop {
-            // `cur <= end`, which is far below `usize::MAX` (see `crate::cursor`).
+            // `cur <= end`, which is far below `usize::MAX` (see `crate::block::cursor`).
             let aligned = (cur + (align - 1)) & !(align - 1);
             if aligned > self.end || size > self.end - aligned {
                 return None;

@@ -14,10 +14,10 @@ pub(super) const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
 /// The largest capacity a dense pool accepts (2^24 slots).
 pub(super) const MAX_CAPACITY: usize = 1 << INDEX_BITS;
 
-/// A copyable name for an object in a [`DensePool`].
+/// A copyable name for an object in a [`DensePool`](crate::DensePool).
 ///
-/// [`DensePool::insert`] returns one; use it with [`get`](DensePool::get),
-/// [`get_mut`](DensePool::get_mut) and [`remove`](DensePool::remove). It is 8 bytes,
+/// [`DensePool::insert`](crate::DensePool::insert) returns one; use it with [`get`](crate::DensePool::get),
+/// [`get_mut`](crate::DensePool::get_mut) and [`remove`](crate::DensePool::remove). It is 8 bytes,
 /// `Copy`, `Eq`, `Hash` and `Debug`, whatever `T` is: a 24-bit slot index, the pool's
 /// 8-bit tag, and a 32-bit generation.
 ///

@@ -13,7 +13,7 @@ use core::sync::atomic::Ordering;
 use super::handle::DenseHandle;
 use super::slot::{value_ptr, Slot};
 
-/// Iterator over a dense pool's live objects; see [`DensePool::iter`].
+/// Iterator over a dense pool's live objects; see [`DensePool::iter`](crate::DensePool::iter).
 pub struct Iter<'a, T> {
     pub(super) roster: core::slice::Iter<'a, u32>,
     pub(super) slots: NonNull<Slot<T>>,
@@ -72,7 +72,7 @@ impl<T> fmt::Debug for Iter<'_, T> {
     }
 }
 
-/// Mutable iterator over a dense pool's live objects; see [`DensePool::iter_mut`].
+/// Mutable iterator over a dense pool's live objects; see [`DensePool::iter_mut`](crate::DensePool::iter_mut).
 pub struct IterMut<'a, T> {
     pub(super) roster: core::slice::Iter<'a, u32>,
     pub(super) slots: NonNull<Slot<T>>,
@@ -123,7 +123,7 @@ impl<T> fmt::Debug for IterMut<'_, T> {
 }
 
 /// Iterator over the handles of a dense pool's live objects; see
-/// [`DensePool::handles`].
+/// [`DensePool::handles`](crate::DensePool::handles).
 pub struct Handles<'a, T> {
     pub(super) roster: core::slice::Iter<'a, u32>,
     pub(super) slots: NonNull<Slot<T>>,

@@ -169,7 +169,7 @@ static DENSE_POOL_IDS: AtomicU32 = AtomicU32::new(0);
 /// insert and remove, generational handles, and iteration over exactly the live
 /// objects. See the [module docs](crate::dense) for how it works.
 ///
-/// Make one with [`ScopeStack::new_dense_pool`]. Objects never move while they live.
+/// Make one with [`ScopeStack::new_dense_pool`](crate::ScopeStack::new_dense_pool). Objects never move while they live.
 ///
 /// ```
 /// use scope_stack::LinearAllocator;
@@ -210,7 +210,7 @@ unsafe impl<T: Send> Send for DensePool<'_, T> {}
 unsafe impl<T: Sync> Sync for DensePool<'_, T> {}
 
 impl<'s, T> DensePool<'s, T> {
-    /// An upper bound of the bytes [`ScopeStack::new_dense_pool`] takes from the scope
+    /// An upper bound of the bytes [`ScopeStack::new_dense_pool`](crate::ScopeStack::new_dense_pool) takes from the scope
     /// for `capacity` slots: the two arrays, the pool object and its finalizer record,
     /// and the worst-case alignment padding of each. `None` if it overflows.
     ///

@@ -19,7 +19,7 @@ impl<'s, T> Pool<'s, T> {
     /// The object a handle names, if it is still in this pool.
     ///
     /// Safe to call while other threads insert and erase: it only ever returns pooled
-    /// objects (see [`PoolBox::into_handle`]), which can leave the pool only through
+    /// objects (see [`PoolBox::into_handle`](crate::PoolBox::into_handle)), which can leave the pool only through
     /// `&mut self`.
     ///
     /// ```

@@ -20,7 +20,7 @@ impl<'a, T> PoolBox<'a, T> {
     }
 
     /// Hands the object to the pool and returns a [`Handle`] to it. The object stays in
-    /// its slot; it is now reached through [`Pool::get`] (any thread with `&Pool`) and
+    /// its slot; it is now reached through [`Pool::get`](crate::Pool::get) (any thread with `&Pool`) and
     /// changed or removed through `&mut Pool`. If never removed, it is dropped when the
     /// pool's scope unwinds.
     ///

@@ -13,7 +13,7 @@ use crate::sync::Ordering;
 use super::handle::Handle;
 use super::slots::{Core, POOLED, STATE_MASK};
 
-/// Iterator over a pool's pooled objects and their handles; see [`Pool::iter`].
+/// Iterator over a pool's pooled objects and their handles; see [`Pool::iter`](crate::Pool::iter).
 pub struct Iter<'a, T> {
     pub(super) core: &'a Core<T>,
     pub(super) next: u32,
@@ -38,7 +38,7 @@ impl<'a, T> Iterator for Iter<'a, T> {
     }
 }
 
-/// Mutable iterator over a pool's pooled objects; see [`Pool::iter_mut`].
+/// Mutable iterator over a pool's pooled objects; see [`Pool::iter_mut`](crate::Pool::iter_mut).
 pub struct IterMut<'a, T> {
     pub(super) core: NonNull<Core<T>>,
     pub(super) next: u32,

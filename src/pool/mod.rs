@@ -1,7 +1,7 @@
 //! `Pool<T>`: a fixed-capacity, lock-free object pool carved from a scope.
 //!
 //! A level loads, carves its enemy, projectile and sound pools out of its scope with
-//! [`ScopeStack::new_pool`], and many threads then [`insert`](Pool::insert) and erase
+//! [`ScopeStack::new_pool`](crate::ScopeStack::new_pool), and many threads then [`insert`](Pool::insert) and erase
 //! objects every frame through a shared `&Pool<T>`. When the level's scope unwinds,
 //! the objects still in the pool are dropped and the memory rewinds with the rest of
 //! the scope. The pool never touches the global heap.
@@ -115,7 +115,7 @@
 //! order, before the scope's memory rewinds) and is allowed. A pool cannot be moved
 //! out of its `&mut`: there is no public constructor and no `Default`.
 //!
-//! `T: 'static` is required for the same reason as [`ScopeStack::new_object`]: the
+//! `T: 'static` is required for the same reason as [`ScopeStack::new_object`](crate::ScopeStack::new_object): the
 //! pool's destructor runs from the type-erased finalizer chain, where the drop checker
 //! cannot see what the objects borrow. Thread safety is left to `T`: `Pool<T>` is
 //! `Sync` when `T: Send + Sync` (objects are made on one thread, dropped on another,
@@ -148,10 +148,10 @@
 //! - Only when its home shard is empty does an insert look at the other shards, in
 //!   order, and take a slot from the first that has one (**stealing**).
 //!
-//! [`new_pool`](ScopeStack::new_pool) gives one shard per [`DEFAULT_SHARD_SLOTS`]
+//! [`new_pool`](crate::ScopeStack::new_pool) gives one shard per [`DEFAULT_SHARD_SLOTS`]
 //! slots, at most [`DEFAULT_MAX_SHARDS`] ([`Pool::default_shards`]): it depends on the
 //! capacity only, so the memory map is the same on every machine.
-//! [`new_pool_with_shards`](ScopeStack::new_pool_with_shards) picks the count: 1 for a
+//! [`new_pool_with_shards`](crate::ScopeStack::new_pool_with_shards) picks the count: 1 for a
 //! pool that one thread uses, about one per worker thread for a job system.
 //!
 //! ## What "full" promises
@@ -238,10 +238,10 @@ pub use crate::limits::{MAX_POOL_CAPACITY, MAX_POOL_SHARDS};
 // The published capacity is what the slot index can address.
 static_assertions::const_assert_eq!(MAX_POOL_CAPACITY, 1 << INDEX_BITS);
 
-/// The most shards [`ScopeStack::new_pool`] gives a pool (see [`Pool::default_shards`]).
+/// The most shards [`ScopeStack::new_pool`](crate::ScopeStack::new_pool) gives a pool (see [`Pool::default_shards`]).
 pub const DEFAULT_MAX_SHARDS: usize = 32;
 
-/// The fewest slots per shard that [`ScopeStack::new_pool`] aims for.
+/// The fewest slots per shard that [`ScopeStack::new_pool`](crate::ScopeStack::new_pool) aims for.
 pub const DEFAULT_SHARD_SLOTS: usize = 32;
 
 const _: () = assert!(MAX_POOL_CAPACITY - 1 == INDEX_MASK as usize);
@@ -250,7 +250,7 @@ const _: () = assert!(MAX_POOL_CAPACITY - 1 == INDEX_MASK as usize);
 static_assertions::assert_eq_size!(AtomicU32, u32);
 /// A fixed-capacity, lock-free, thread-safe object pool living in a scope.
 ///
-/// Made by [`ScopeStack::new_pool`]. See the [module docs](crate::pool) for the
+/// Made by [`ScopeStack::new_pool`](crate::ScopeStack::new_pool). See the [module docs](crate::pool) for the
 /// ownership model (boxes and handles), the memory footprint and the invariants.
 ///
 /// ```
@@ -344,7 +344,7 @@ impl<'s, T> Pool<'s, T> {
         ptr::eq(b.core.as_ptr(), &self.core)
     }
 
-    /// An upper bound of the bytes [`ScopeStack::new_pool`] takes from the scope for
+    /// An upper bound of the bytes [`ScopeStack::new_pool`](crate::ScopeStack::new_pool) takes from the scope for
     /// `capacity` slots: the arrays, the shard heads, the pool object and its finalizer
     /// record, and the worst-case alignment padding of each. `None` if it overflows.
     ///
@@ -365,7 +365,7 @@ impl<'s, T> Pool<'s, T> {
         Self::memory_needed_with_shards(capacity, Self::default_shards(capacity))
     }
 
-    /// An upper bound of the bytes [`ScopeStack::new_pool_with_shards`] takes from the
+    /// An upper bound of the bytes [`ScopeStack::new_pool_with_shards`](crate::ScopeStack::new_pool_with_shards) takes from the
     /// scope: per slot `size_of::<T>()` plus 8 bytes (a 4-byte stamp and a 4-byte
     /// free-list link), two 128-byte lines per shard (on x86-64 and aarch64; the size of
     /// crossbeam's `CachePadded` elsewhere), the pool object and its finalizer record,
@@ -397,7 +397,7 @@ impl<'s, T> Pool<'s, T> {
             .checked_add(record)
     }
 
-    /// The number of shards [`ScopeStack::new_pool`] gives a pool of `capacity` slots:
+    /// The number of shards [`ScopeStack::new_pool`](crate::ScopeStack::new_pool) gives a pool of `capacity` slots:
     /// one per [`DEFAULT_SHARD_SLOTS`] slots, at least 1 and at most
     /// [`DEFAULT_MAX_SHARDS`]. It depends on the capacity alone, so a pool's footprint
     /// is the same on every machine.

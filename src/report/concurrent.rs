@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 use crate::concurrent::shared::Inner;
 use crate::scope::info::ScopeInfo;
 
-/// A concurrent scope's region, in its [`ScopeReport`].
+/// A concurrent scope's region, in its [`ScopeReport`](crate::ScopeReport).
 ///
 /// ```
 /// use scope_stack::LinearAllocator;

@@ -79,7 +79,7 @@ pub struct ScopeReport {
     pub budget: Option<usize>,
     /// Pools carved from this scope.
     pub pools: Vec<PoolReport>,
-    /// For a concurrent scope ([`ScopeStack::scope_concurrent`]): its region and the
+    /// For a concurrent scope ([`ScopeStack::scope_concurrent`](crate::ScopeStack::scope_concurrent)): its region and the
     /// chunks its threads claimed. Its finalizers live in per-thread chains that only
     /// their threads may read while it is open, so `finalizers` is 0 for it.
     pub concurrent: Option<ConcurrentReport>,

@@ -1,7 +1,7 @@
 //! Memory map reports: where the block's memory is, by scope, as text and as a picture.
 //!
 //! A [`MemoryMap`] is a snapshot taken from the block's list of live scopes (see
-//! `crate::scope_info`): it owns its data, so it can be printed, compared or kept after
+//! `crate::scope::info`): it owns its data, so it can be printed, compared or kept after
 //! the scopes are gone. Taking one allocates on the global heap (it is a diagnostic, not
 //! a hot path); it is available with the `alloc` feature.
 //!
@@ -214,7 +214,7 @@ impl ConcurrentScope<'_> {
                 pools,
             ));
             upper = i.start;
-            // SAFETY: the parents of a live scope are live (see `crate::scope_info`).
+            // SAFETY: the parents of a live scope are live (see `crate::scope::info`).
             at = i.parent.map(|p| unsafe { &*p.as_ptr() });
         }
         scopes.reverse();

@@ -243,7 +243,7 @@ impl LinearAllocator {
         let mut at = self.innermost();
         while let Some(p) = at {
             // SAFETY: `innermost` and the `parent` links point at live scopes' records
-            // (see `crate::scope_info`).
+            // (see `crate::scope::info`).
             let info = unsafe { p.as_ref() };
             f(info, upper.saturating_sub(info.start));
             upper = self.allocated_to(info.start);

@@ -450,7 +450,7 @@ impl<'s> ScopeStack<'s> {
                         .with_budget(budget);
                     }
                 }
-                // SAFETY: parents of a live scope are live (scope_info invariant).
+                // SAFETY: parents of a live scope are live (`crate::scope::info` invariant).
                 at = info.parent.map(|p| unsafe { &*p.as_ptr() });
             }
         }

@@ -16,7 +16,7 @@ impl<'s> ScopeStack<'s> {
     /// dangling pointer and use no memory).
     ///
     /// # Panics
-    /// When the scope is out of memory or the alignment is above [`MAX_ALIGN`]; see
+    /// When the scope is out of memory or the alignment is above [`MAX_ALIGN`](crate::MAX_ALIGN); see
     /// [`try_alloc_layout`](Self::try_alloc_layout).
     ///
     /// ```
@@ -53,7 +53,7 @@ impl<'s> ScopeStack<'s> {
     /// Allocates `size` uninitialised bytes aligned to `align`.
     ///
     /// # Panics
-    /// When `align` is not a power of two or is above [`MAX_ALIGN`], when `size` exceeds
+    /// When `align` is not a power of two or is above [`MAX_ALIGN`](crate::MAX_ALIGN), when `size` exceeds
     /// `isize::MAX`, or when the scope is out of memory.
     ///
     /// ```

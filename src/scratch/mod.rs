@@ -10,7 +10,7 @@
 //! Invariants this module keeps:
 //! - Scratch scopes on one arena are strictly nested (they are closures), and only the
 //!   innermost live one can allocate: opening a scope on an arena suspends the cursor of
-//!   the scope it interrupts (see `crate::cursor`), so any allocation through an outer
+//!   the scope it interrupts (see `crate::block::cursor`), so any allocation through an outer
 //!   scratch scope while an inner one lives panics with a clear message (or returns
 //!   [`AllocErrorKind::NotInnermost`](crate::AllocErrorKind::NotInnermost) from the
 //!   `try_` forms). Memory never overlaps.

@@ -7,7 +7,7 @@
 //! Invariants this module keeps:
 //! - A block is only ever used by the thread that created it (through `with`), and only
 //!   through scopes that nest strictly on that thread; the run-time rule of
-//!   `crate::cursor` makes an outer scope's allocations fail while an inner one lives.
+//!   `crate::block::cursor` makes an outer scope's allocations fail while an inner one lives.
 //! - Statistics and the frame reset take `&mut self`, so no scope is live while they run.
 
 use std::thread::ThreadId;

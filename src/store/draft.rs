@@ -15,11 +15,11 @@ use crate::sync::AtomicU64;
 use super::id::Id;
 use super::version::Version;
 
-/// A private, changeable copy of an object, from [`Store::write`].
+/// A private, changeable copy of an object, from [`Store::write`](crate::store::Store::write).
 ///
-/// Derefs to the value (`&T` and `&mut T`). Publish it with [`Store::commit`] or
-/// [`Store::try_commit`]; drop it to discard it. It borrows the store, so it cannot be
-/// kept past [`Store::end_frame`].
+/// Derefs to the value (`&T` and `&mut T`). Publish it with [`Store::commit`](crate::store::Store::commit) or
+/// [`Store::try_commit`](crate::store::Store::try_commit); drop it to discard it. It borrows the store, so it cannot be
+/// kept past [`Store::end_frame`](crate::store::Store::end_frame).
 ///
 /// ```
 /// # use scope_stack::LinearAllocator;

@@ -9,11 +9,11 @@ use core::fmt;
 #[cfg(loom)]
 use loom::sync::atomic::AtomicPtr;
 
-/// The name of an object in a [`Store`]: a `u64` holding a 32-bit index and a 32-bit
+/// The name of an object in a [`Store`](crate::store::Store): a `u64` holding a 32-bit index and a 32-bit
 /// generation.
 ///
 /// When an object is destroyed, its index is reused (after the next
-/// [`end_frame`](Store::end_frame)) with a new generation, so the old `Id` goes stale
+/// [`end_frame`](crate::store::Store::end_frame)) with a new generation, so the old `Id` goes stale
 /// and finds nothing instead of the new object.
 ///
 /// An `Id` has no room for a store tag, so each store starts its generations from a

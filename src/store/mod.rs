@@ -197,7 +197,7 @@ static STORE_IDS: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32:
 
 /// A versioned object store carved from a scope; see the [module docs](crate::store).
 ///
-/// Made by [`ScopeStack::new_store`]. Share `&Store` with the threads of a frame; call
+/// Made by [`ScopeStack::new_store`](crate::ScopeStack::new_store). Share `&Store` with the threads of a frame; call
 /// [`end_frame`](Self::end_frame) with `&mut Store` between frames.
 ///
 /// ```
@@ -233,7 +233,7 @@ impl<'s, T: Clone + 'static> Store<'s, T> {
         garbage::push(&self.garbage.shard(hint).versions, v, &version.next);
     }
 
-    /// An upper bound of the bytes [`ScopeStack::new_store`] takes from the scope,
+    /// An upper bound of the bytes [`ScopeStack::new_store`](crate::ScopeStack::new_store) takes from the scope,
     /// alignment padding included. `None` if it overflows.
     ///
     /// ```

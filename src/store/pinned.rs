@@ -14,9 +14,9 @@ use crate::sync::Ordering;
 
 use super::version::{Version, MAX_PINS};
 
-/// A version kept alive across frames, from [`Store::pin`].
+/// A version kept alive across frames, from [`Store::pin`](crate::store::Store::pin).
 ///
-/// Derefs to the value. It does not borrow the store, so [`Store::end_frame`] can run
+/// Derefs to the value. It does not borrow the store, so [`Store::end_frame`](crate::store::Store::end_frame) can run
 /// while it lives; the version is freed at the first `end_frame` after it is retired
 /// and its last pin is dropped. It carries the scope's lifetime, so it cannot outlive
 /// the store. `Clone` adds a pin; any thread may drop it.
