@@ -1,4 +1,5 @@
-//! Writes a picture of a block's memory map to `memory_map.svg` and prints the same map
+//! Writes a picture of a block's memory map to `target/memory_map.svg` (or the path given
+//! as the first argument; it never writes into the source tree) and prints the same map
 //! as a table: a systems scope with a settings store, a level with its pools (a
 //! concurrent `Pool` per kind of object, a `DensePool` roster of props) and finalized
 //! objects, and a frame scope on top.
@@ -20,9 +21,10 @@ struct Projectile {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let path = std::env::args()
-        .nth(1)
-        .unwrap_or_else(|| "memory_map.svg".into());
+    let path = match std::env::args().nth(1) {
+        Some(path) => std::path::PathBuf::from(path),
+        None => default_path(),
+    };
     let mut memory = LinearAllocator::with_capacity(512 * 1024)?;
     let (svg, table) = memory.scope("systems", |systems| {
         systems.new_object(String::from("renderer")); // finalized: dropped on unwind
@@ -59,6 +61,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     });
     std::fs::write(&path, svg)?;
     println!("{table}");
-    println!("wrote {path}");
+    println!("wrote {}", path.display());
     Ok(())
+}
+
+/// `memory_map.svg` in the build's target folder: `CARGO_TARGET_DIR` if set, else the
+/// `target/` beside this package's manifest (created if needed), so a run never leaves
+/// files in the source tree.
+fn default_path() -> std::path::PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target"));
+    let _ = std::fs::create_dir_all(&target);
+    target.join("memory_map.svg")
 }

@@ -301,7 +301,7 @@ fn pools_appear_under_their_scope_in_reports_and_pictures() {
             assert!(pools[0].bytes >= 64 * 16);
             let text = map.to_string();
             assert!(
-                text.contains("Pool<[f32; 4]>") && text.contains("len 0/64 (high-water 10)"),
+                text.contains("Pool<[f32; 4]>") && text.contains("len 0/64 (high-water ≤ 10)"),
                 "{text}"
             );
             let svg = map.to_svg();

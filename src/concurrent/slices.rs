@@ -348,6 +348,7 @@ impl<'a> LocalScope<'a> {
     ///     assert!(jobs.local().try_alloc_iter_exact(0..1_000_000u32).is_err());
     /// }));
     /// ```
+    #[track_caller]
     pub fn try_alloc_iter_exact<T: Send + 'static, I>(
         &self,
         iter: I,
@@ -435,6 +436,7 @@ impl<'a> LocalScope<'a> {
     ///     assert_eq!(jobs.local().try_alloc_fmt(format_args!("{}-{}", 1, 2)).unwrap(), "1-2");
     /// }));
     /// ```
+    #[track_caller]
     pub fn try_alloc_fmt(&self, args: fmt::Arguments<'_>) -> Result<&'a mut str, AllocError> {
         if let Some(s) = args.as_str() {
             return self.try_alloc_str(s);

@@ -36,6 +36,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert!(bullets.is_empty());
     /// });
     /// ```
+    #[track_caller]
     pub fn new_dense_pool<T: 'static>(&self, capacity: usize) -> &'s mut DensePool<'s, T> {
         match self.try_new_dense_pool(capacity) {
             Ok(p) => p,
@@ -183,6 +184,7 @@ unsafe fn dense_snapshot<T>(link: &PoolLink) -> PoolSnapshot {
         capacity,
         // A racing insert may show in `len` before it shows here.
         high_water_len: (high_water.load(Ordering::Relaxed) as usize).max(len),
+        high_water_exact: true,
         addr,
         bytes,
     }

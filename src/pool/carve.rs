@@ -37,6 +37,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!(enemies.capacity(), 100);
     /// });
     /// ```
+    #[track_caller]
     pub fn new_pool<T: 'static>(&self, capacity: usize) -> &'s mut Pool<'s, T> {
         match self.try_new_pool(capacity) {
             Ok(p) => p,
@@ -98,6 +99,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!(lonely.shard_count(), 1);
     /// });
     /// ```
+    #[track_caller]
     pub fn new_pool_with_shards<T: 'static>(
         &self,
         capacity: usize,

@@ -363,6 +363,47 @@ impl FreeLists {
         }
     }
 
+    /// Takes the top slot of shard `shard`'s local stack unless `fresh(top)` says it was
+    /// never used: `Ok(Some(slot))`, `Ok(None)` when the stack is empty, `Err(())` when
+    /// its top is a never-used slot (left where it is).
+    #[inline]
+    pub(crate) fn pop_local_used(
+        &self,
+        shard: u32,
+        fresh: impl Fn(u32) -> bool,
+    ) -> Result<Option<u32>, ()> {
+        let head_word = self.head(shard);
+        // Acquire: as in `pop_local`.
+        let mut head = head_word.load(Ordering::Acquire);
+        loop {
+            let index = index_of(head);
+            if index >= NIL_WAITING {
+                return Ok(None);
+            }
+            if fresh(index) {
+                return Err(());
+            }
+            // Relaxed: as in `pop_local`.
+            let next = self.link(index).load(Ordering::Relaxed);
+            match head_word.compare_exchange_weak(
+                head,
+                with_index(head, next),
+                // As in `pop_local`.
+                Ordering::Acquire,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Ok(Some(index)),
+                Err(now) => head = now,
+            }
+        }
+    }
+
+    /// Whether shard `shard`'s remote stack holds slots (a snapshot).
+    pub(crate) fn remote_has_slots(&self, shard: u32) -> bool {
+        // Relaxed: a hint; `take_remote` checks again with its own ordering.
+        index_of(self.remote(shard).load(Ordering::Relaxed)) < NIL_WAITING
+    }
+
     /// Takes a free slot from shard `home` or, failing that, from any other shard, or
     /// `None` if each shard was empty when visited. After `home`, visits every other
     /// shard once, in order (wrapping), starting at the shard the last successful steal

@@ -201,7 +201,10 @@
 //!   and [`high_water_len`](Pool::high_water_len) finds the end of the used prefix of
 //!   each shard with a binary search: each shard's list is LIFO, starts in slot order
 //!   and only ever holds the shard's own slots, so the slots it ever handed out are a
-//!   prefix of its range.
+//!   prefix of its range. An insert never takes a never-used slot while a freed one
+//!   waits anywhere (its home shard's local top, its remote stack, or another shard's;
+//!   the check is one compare of the stamp the insert writes anyway), so the slots
+//!   ever used stay at, or close to, the most objects ever live.
 //! - Full-pool waiting does not watch the live count (which lags the free lists and
 //!   can miss a wake). A waiter marks each shard's head as "empty, with waiters"; the
 //!   push that replaces a mark wakes all sleepers. The erase fast path therefore adds
@@ -617,17 +620,23 @@ impl<'s, T> Pool<'s, T> {
 
     /// How many slots have ever held an object: use it to tune the capacity.
     ///
-    /// For a pool with one shard, or filled by one thread through `insert`, this is the
-    /// most objects that were in the pool at once. Otherwise it can be more than that
-    /// peak, never less: two threads that each filled their home shard with 10 objects
-    /// at different times count 20, and a slot freed by a thread that lives in another
-    /// shard waits on the shard's remote list until its local list runs dry, so a fresh
-    /// slot may be used first.
+    /// With one shard this is exactly the most objects that were in the pool at once:
+    /// a shard reuses its freed slots (last in, first out) before it touches a slot
+    /// that was never used. With several shards it is an upper bound, never below that
+    /// peak: an insert takes a fresh slot of its home shard only when neither the
+    /// shard's own free slots nor those other threads freed into it are there, but the
+    /// shards do not trade slots for this, so threads whose homes change between
+    /// bursts can touch fresh slots in two shards. In the patterns games have
+    /// (workers that insert while another thread retires, rings, objects freed on
+    /// another thread) it stays within 1.25 times the true peak
+    /// (`tests/pool_high_water.rs`); reports mark it `≤` when the pool has more than one
+    /// shard ([`PoolReport::high_water_exact`](crate::PoolReport::high_water_exact)).
     ///
     /// Exact once threads are quiet. While they run, a slot whose object another
     /// thread is dropping at that moment counts as in use. Costs `O(shards × log
-    /// capacity)`: each shard reuses its freed slots last-in first-out, so the slots it
-    /// ever handed out are a prefix of its range (see the module docs).
+    /// capacity)`: each shard's never-used slots stay in order at the bottom of its
+    /// free list, so the slots it ever handed out are a prefix of its range (see the
+    /// module docs).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;

@@ -31,6 +31,9 @@ pub(super) unsafe fn pool_snapshot(
         len: view.live_count(),
         capacity,
         high_water_len: view.used_count(),
+        // One shard reuses every freed slot before a fresh one; several may not (see
+        // `Pool::high_water_len`).
+        high_water_exact: view.layout.shards == 1,
         addr,
         bytes,
     }

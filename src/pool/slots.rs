@@ -175,7 +175,7 @@ impl<T> Core<T> {
     /// Takes a free slot, looking in shard `home` first and then in every other one.
     #[inline]
     pub(super) fn insert(&self, home: u32, value: T) -> Result<u32, T> {
-        let index = match self.free.pop_local(home) {
+        let index = match self.pop_used(home) {
             Some(index) => index,
             None => match self.take_elsewhere(home) {
                 Some(index) => index,
@@ -211,7 +211,7 @@ impl<T> Core<T> {
             }
         }
 
-        let index = match self.free.pop_local(home) {
+        let index = match self.pop_used(home) {
             Some(index) => index,
             None => match self.take_elsewhere(home) {
                 Some(index) => index,
@@ -234,6 +234,54 @@ impl<T> Core<T> {
         Ok(index)
     }
 
+    /// Takes the top of shard `home`'s local stack if that slot was used before.
+    /// `None` sends the caller to [`take_elsewhere`](Self::take_elsewhere), which
+    /// looks for a freed slot on every stack (the home shard's remote one first) before
+    /// it takes a never-used one. A pool in its steady state reuses slots, so the check
+    /// costs one compare of the stamp the insert writes next; no atomic
+    /// read-modify-write is added.
+    #[inline(always)]
+    pub(super) fn pop_used(&self, home: u32) -> Option<u32> {
+        self.free
+            .pop_local_used(home, |i| self.is_fresh(i))
+            .unwrap_or(None)
+    }
+
+    /// Whether slot `index` was never used (its stamp is still the initial one).
+    #[inline(always)]
+    fn is_fresh(&self, index: u32) -> bool {
+        // Relaxed: a snapshot used to pick a slot; only owners write stamps, and a
+        // slot that was used never gets the fresh stamp back.
+        self.stamp(index).load(Ordering::Relaxed) == self.fresh_stamp
+    }
+
+    /// A slot that was used before and is free now, from any shard, starting at `home`
+    /// and visiting each shard once: its remote stack (only freed slots go there), then
+    /// the top of its local stack if that is not a never-used slot.
+    fn take_used_anywhere(&self, home: u32) -> Option<u32> {
+        let shards = self.free.shards();
+        (0..shards).find_map(|k| {
+            let shard = if home + k >= shards {
+                home + k - shards
+            } else {
+                home + k
+            };
+            if self.free.remote_has_slots(shard) {
+                let (taken, wake) = self.free.take_remote(shard, &self.transit);
+                if wake {
+                    self.wake_waiters();
+                }
+                if taken.is_some() {
+                    return taken;
+                }
+            }
+            self.free
+                .pop_local_used(shard, |i| self.is_fresh(i))
+                .ok()
+                .flatten()
+        })
+    }
+
     /// The slow half of [`insert`](Self::insert): shard `home`'s local list was empty,
     /// so take its remote list, or else steal from the other shards. Reports the pool
     /// full only after a scan during which no chain of freed slots was in transit
@@ -241,6 +289,11 @@ impl<T> Core<T> {
     #[cold]
     #[inline(never)]
     pub(super) fn take_elsewhere(&self, home: u32) -> Option<u32> {
+        // A slot some thread freed, wherever it waits, before a never-used one: the
+        // slots the pool ever used stay close to the most objects ever live.
+        if let Some(index) = self.take_used_anywhere(home) {
+            return Some(index);
+        }
         loop {
             let before = self.transit.before_scan();
             let (index, wake) = self.free.scan(home, &self.transit);

@@ -135,6 +135,11 @@ pub struct PoolReport {
     /// [`end_frame`](crate::store::Store::end_frame), so this can exceed the most live
     /// objects when a frame both destroys and creates.
     pub high_water_len: usize,
+    /// Whether [`high_water_len`](Self::high_water_len) is exact. A [`Pool`](crate::Pool)
+    /// with several shards gives an upper bound (the slots it ever used), which the
+    /// text and the picture print as `≤ N`; see
+    /// [`Pool::high_water_len`](crate::Pool::high_water_len).
+    pub high_water_exact: bool,
     /// Offset of the pool's storage from the start of the block. Slots of a zero-sized
     /// type take no memory; such a pool is shown where its side tables begin.
     pub offset: usize,
@@ -310,12 +315,13 @@ impl fmt::Display for MemoryMap {
                 let _ = write!(plabel, "- {}<{}>", p.kind, p.type_name);
                 writeln!(
                     f,
-                    "  {:<nw$}  {:>10}  {:>10}  len {}/{} (high-water {})",
+                    "  {:<nw$}  {:>10}  {:>10}  len {}/{} (high-water {}{})",
                     plabel,
                     p.offset,
                     Bytes(p.bytes),
                     p.len,
                     p.capacity,
+                    if p.high_water_exact { "" } else { "≤ " },
                     p.high_water_len,
                     nw = name_width
                 )?;

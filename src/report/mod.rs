@@ -97,6 +97,7 @@ pub(crate) fn pool_rows(info: &ScopeInfo, capacity: usize, block_start: usize) -
             len: p.len,
             capacity: p.capacity,
             high_water_len: p.high_water_len,
+            high_water_exact: p.high_water_exact,
             offset,
             bytes: p.bytes.min(capacity - offset),
         });

@@ -125,12 +125,13 @@ impl MemoryMap {
                     s,
                     "<rect class=\"pool\" x=\"{px:.2}\" y=\"{y:.2}\" width=\"{pw:.2}\" \
                      height=\"{h:.2}\" fill=\"url(#hatch)\" stroke=\"#333\"><title>{}&lt;{}&gt; \
-                     {}/{} live, high-water {}</title></rect>\n<text x=\"{tx:.2}\" y=\"{ty:.2}\" \
+                     {}/{} live, high-water {}{}</title></rect>\n<text x=\"{tx:.2}\" y=\"{ty:.2}\" \
                      font-size=\"10\">{}&lt;{}&gt; {}/{}</text>",
                     pool.kind,
                     escape(pool.type_name),
                     pool.len,
                     pool.capacity,
+                    if pool.high_water_exact { "" } else { "≤ " },
                     pool.high_water_len,
                     pool.kind,
                     escape(pool.type_name),

@@ -168,6 +168,8 @@ pub(crate) struct PoolSnapshot {
     pub(crate) capacity: usize,
     /// The most objects ever live at once.
     pub(crate) high_water_len: usize,
+    /// Whether `high_water_len` is exact (else it is an upper bound).
+    pub(crate) high_water_exact: bool,
     /// Address of the pool's storage (slots and side tables). When the first array is
     /// of a zero-sized type this is a dangling address outside the block; the report
     /// then places the pool at `PoolLink::ptr`.

@@ -28,6 +28,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!(p.as_ptr() as usize % 64, 0);
     /// });
     /// ```
+    #[track_caller]
     pub fn alloc_layout(&self, layout: Layout) -> NonNull<u8> {
         match self.try_alloc_layout(layout) {
             Ok(p) => p,
@@ -64,6 +65,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!(page.as_ptr() as usize % 4096, 0);
     /// });
     /// ```
+    #[track_caller]
     pub fn alloc_raw(&self, size: usize, align: usize) -> NonNull<u8> {
         match self.try_alloc_raw(size, align) {
             Ok(p) => p,

@@ -29,6 +29,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!(xs, &[9, 2, 3]);
     /// });
     /// ```
+    #[track_caller]
     pub fn alloc_slice_copy<T: Copy>(&self, src: &[T]) -> &'s mut [T] {
         match self.try_alloc_slice_copy(src) {
             Ok(s) => s,
@@ -67,6 +68,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!(a.finalizer_count(), 1);
     /// });
     /// ```
+    #[track_caller]
     pub fn alloc_slice_clone<T: Clone + 'static>(&self, src: &[T]) -> &'s mut [T] {
         match self.try_alloc_slice_clone(src) {
             Ok(s) => s,
@@ -101,6 +103,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!(squares, &[0, 1, 4, 9, 16]);
     /// });
     /// ```
+    #[track_caller]
     pub fn alloc_slice_fill_with<T: 'static>(
         &self,
         len: usize,
@@ -205,6 +208,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!(a.finalizer_count(), 1); // one record for the three Strings
     /// });
     /// ```
+    #[track_caller]
     pub fn alloc_iter<T: 'static>(&self, iter: impl IntoIterator<Item = T>) -> &'s mut [T] {
         match self.try_alloc_iter(iter) {
             Ok(s) => s,
@@ -392,6 +396,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!(squares, &[1, 4, 9, 16]);
     /// });
     /// ```
+    #[track_caller]
     pub fn alloc_iter_exact<T: 'static, I>(&self, iter: I) -> &'s mut [T]
     where
         I: IntoIterator<Item = T>,
@@ -414,6 +419,7 @@ impl<'s> ScopeStack<'s> {
     /// let mut memory = LinearAllocator::with_capacity(8).unwrap();
     /// memory.scope("a", |a| assert!(a.try_alloc_iter_exact([1u32, 2, 3]).is_err()));
     /// ```
+    #[track_caller]
     pub fn try_alloc_iter_exact<T: 'static, I>(&self, iter: I) -> Result<&'s mut [T], AllocError>
     where
         I: IntoIterator<Item = T>,
@@ -435,6 +441,7 @@ impl<'s> ScopeStack<'s> {
     /// let mut memory = LinearAllocator::with_capacity(1024).unwrap();
     /// memory.scope("a", |a| assert_eq!(a.alloc_slice_fill_copy(3, 7u8), &[7, 7, 7]));
     /// ```
+    #[track_caller]
     pub fn alloc_slice_fill_copy<T: Copy>(&self, len: usize, value: T) -> &'s mut [T] {
         match self.try_alloc_slice_fill_copy(len, value) {
             Ok(s) => s,
@@ -483,6 +490,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!(rows, &[vec![0, 0, 0], vec![0, 0, 5]]);
     /// });
     /// ```
+    #[track_caller]
     pub fn alloc_slice_fill_clone<T: Clone + 'static>(&self, len: usize, value: &T) -> &'s mut [T] {
         match self.try_alloc_slice_fill_clone(len, value) {
             Ok(s) => s,
@@ -518,6 +526,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!(names, &["frog", "", ""]);
     /// });
     /// ```
+    #[track_caller]
     pub fn alloc_slice_fill_default<T: Default + 'static>(&self, len: usize) -> &'s mut [T] {
         match self.try_alloc_slice_fill_default(len) {
             Ok(s) => s,

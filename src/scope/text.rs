@@ -26,6 +26,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!(s, "FROG");
     /// });
     /// ```
+    #[track_caller]
     pub fn alloc_str(&self, src: &str) -> &'s mut str {
         match self.try_alloc_str(src) {
             Ok(s) => s,
@@ -65,6 +66,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!(path, "foo/bar/7.txt");
     /// });
     /// ```
+    #[track_caller]
     pub fn alloc_fmt(&self, args: fmt::Arguments<'_>) -> &'s mut str {
         match self.try_alloc_fmt(args) {
             Ok(s) => s,

@@ -43,6 +43,7 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     #[inline(always)]
+    #[track_caller]
     pub fn new_pod<T>(&self, value: T) -> &'s mut T {
         const {
             assert!(
@@ -147,6 +148,7 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     #[inline]
+    #[track_caller]
     pub fn new_object<T: 'static>(&self, value: T) -> &'s mut T {
         match self.try_new_object(value) {
             Ok(r) => r,
@@ -229,6 +231,7 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     #[inline]
+    #[track_caller]
     pub unsafe fn new_object_unchecked<T>(&self, value: T) -> &'s mut T {
         // SAFETY: forwarded from the caller.
         match unsafe { self.try_new_object_unchecked(value) } {
@@ -324,6 +327,7 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     #[inline(always)]
+    #[track_caller]
     pub fn new_pod_with<T>(&self, f: impl FnOnce() -> T) -> &'s mut T {
         const {
             assert!(
@@ -387,6 +391,7 @@ impl<'s> ScopeStack<'s> {
     /// }); // the Vec is dropped here
     /// ```
     #[inline(always)]
+    #[track_caller]
     pub fn new_object_with<T: 'static>(&self, f: impl FnOnce() -> T) -> &'s mut T {
         match self.try_new_object_with(f) {
             Ok(r) => r,
@@ -492,6 +497,7 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     #[inline]
+    #[track_caller]
     pub fn alloc_uninit<T>(&self) -> &'s mut MaybeUninit<T> {
         match self.try_alloc_uninit::<T>() {
             Ok(r) => r,
@@ -542,6 +548,7 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     #[inline]
+    #[track_caller]
     pub fn alloc_uninit_slice<T>(&self, len: usize) -> &'s mut [MaybeUninit<T>] {
         match self.try_alloc_uninit_slice::<T>(len) {
             Ok(r) => r,

@@ -138,6 +138,7 @@ impl ScratchPads {
     /// let n = pads.with(|s| s.alloc_slice_copy(&[1, 2, 3]).len());
     /// assert_eq!(n, 3);
     /// ```
+    #[track_caller]
     pub fn with<'env, R>(&self, f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R) -> R {
         match self.try_with(f) {
             Ok(r) => r,

@@ -40,6 +40,7 @@ impl<'s> ScopeStack<'s> {
     ///     assert_eq!((store.max_objects(), store.max_versions()), (100, 200));
     /// });
     /// ```
+    #[track_caller]
     pub fn new_store<T: Clone + 'static>(
         &self,
         max_objects: usize,
@@ -172,6 +173,7 @@ unsafe fn store_snapshot(link: &PoolLink) -> PoolSnapshot {
         len,
         capacity: max_objects,
         high_water_len: high.max(len),
+        high_water_exact: true,
         addr,
         bytes,
     }

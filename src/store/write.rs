@@ -194,6 +194,7 @@ impl<'s, T: Clone + 'static> Store<'s, T> {
     ///     assert_eq!(store.end_frame(), 1); // the pin is gone: "v1" is freed now
     /// });
     /// ```
+    #[track_caller]
     pub fn pin(&self, id: Id) -> Option<Pinned<'s, T>> {
         let (_, word) = self.lookup(id)?;
         let v = super::table::version(word);

@@ -1,0 +1,192 @@
+//! `Pool::high_water_len` is what users size pools from, so it must stay close to the
+//! most objects that were ever live at once: exact with one shard, and within 1.25x of
+//! the true peak with several, in the patterns games have (workers spawned each frame
+//! that insert while the main thread retires; rings; insert-and-free; objects freed on
+//! another thread). The true peak is counted by the test itself.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Barrier;
+
+use scope_stack::{LinearAllocator, Pool};
+
+/// Frames and items, scaled down under Miri.
+const FRAMES: u32 = if cfg!(miri) { 12 } else { 100 };
+const PER_THREAD: u32 = if cfg!(miri) { 4 } else { 16 };
+/// An object expires this many frames after it was made.
+const LIFETIME: u32 = 10;
+
+/// The scenario: each frame two freshly spawned threads insert `PER_THREAD`
+/// objects each (as handles), then the main thread removes the expired ones. Returns
+/// (true peak, `high_water_len`).
+fn frames_scenario(shards: Option<usize>) -> (usize, usize) {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("level", |level| {
+        let pool: &mut Pool<'_, u32> = match shards {
+            Some(n) => level.new_pool_with_shards(4096, n),
+            None => level.new_pool(4096),
+        };
+        let mut peak = 0;
+        for frame in 0..FRAMES {
+            std::thread::scope(|t| {
+                for _ in 0..2 {
+                    let pool = &*pool;
+                    t.spawn(move || {
+                        for _ in 0..PER_THREAD {
+                            let _ = pool.insert(frame).unwrap().into_handle();
+                        }
+                    });
+                }
+            });
+            peak = peak.max(pool.len());
+            pool.retain(|_, made| frame - *made < LIFETIME - 1);
+        }
+        (peak, pool.high_water_len())
+    })
+}
+
+#[test]
+fn workers_spawned_each_frame_and_a_main_thread_that_retires() {
+    for shards in [Some(1), Some(2), None] {
+        let (peak, high) = frames_scenario(shards);
+        let expect = (2 * PER_THREAD * LIFETIME) as usize;
+        eprintln!("{shards:?} shards: high-water {high}, true peak {peak}");
+        assert_eq!(peak, expect, "the scenario's true peak");
+        if shards == Some(1) {
+            assert_eq!(high, peak, "one shard: exact");
+        }
+        assert!(
+            high * 4 <= peak * 5,
+            "{shards:?} shards: high-water {high} for a true peak of {peak}"
+        );
+    }
+}
+
+#[test]
+fn one_inserting_thread_and_another_that_frees() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("level", |level| {
+        let pool = level.new_pool_with_shards::<u64>(256, 8);
+        let (tx, rx) = std::sync::mpsc::sync_channel(0);
+        let rounds = if cfg!(miri) { 20 } else { 500 };
+        std::thread::scope(|t| {
+            t.spawn(move || {
+                for _ in 0..rounds {
+                    let b: scope_stack::PoolBox<'_, u64> = rx.recv().unwrap();
+                    drop(b); // freed here, on another thread than the inserter
+                }
+            });
+            for i in 0..rounds {
+                tx.send(pool.insert(i).unwrap()).unwrap(); // handed over before the next
+            }
+        });
+        // At most one object was live (plus the one being handed over).
+        assert!(pool.high_water_len() <= 2, "{}", pool.high_water_len());
+    });
+}
+
+/// Runs `threads` threads that each keep their last `keep` objects (a ring; 1 is
+/// insert-and-free), counting the true peak. Returns (peak, high-water).
+fn ring(threads: usize, keep: usize) -> (usize, usize) {
+    let iters = if cfg!(miri) { 40 } else { 20_000 };
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("level", |level| {
+        let pool = level.new_pool::<[u64; 2]>(1024);
+        let live = AtomicUsize::new(0);
+        let peak = AtomicUsize::new(0);
+        let start = Barrier::new(threads);
+        std::thread::scope(|t| {
+            for w in 0..threads {
+                let (pool, live, peak, start) = (&*pool, &live, &peak, &start);
+                t.spawn(move || {
+                    start.wait();
+                    let mut mine = std::collections::VecDeque::new();
+                    for i in 0..iters {
+                        let b = pool.insert([w as u64, i]).unwrap();
+                        let now = live.fetch_add(1, Ordering::SeqCst) + 1;
+                        peak.fetch_max(now, Ordering::SeqCst);
+                        mine.push_back(b);
+                        if mine.len() >= keep {
+                            // Counted before the slot is freed, so the count never
+                            // runs below the pool's.
+                            live.fetch_sub(1, Ordering::SeqCst);
+                            drop(mine.pop_front());
+                        }
+                    }
+                    live.fetch_sub(mine.len(), Ordering::SeqCst);
+                });
+            }
+        });
+        (peak.into_inner(), pool.high_water_len())
+    })
+}
+
+#[test]
+fn rings_and_insert_then_free_on_several_threads() {
+    for threads in [1, 2, 4] {
+        for keep in [1, 16] {
+            let (peak, high) = ring(threads, keep);
+            // Slots being handed between two owners right now can add one per thread.
+            assert!(
+                high * 4 <= peak * 5 + 4 * threads,
+                "{threads} threads keeping {keep}: high-water {high}, true peak {peak}"
+            );
+        }
+    }
+}
+
+#[test]
+fn objects_freed_on_another_thread() {
+    // Pairs: one thread inserts and hands each object over, the other frees it; at most
+    // `QUEUE` objects wait between them.
+    const QUEUE: usize = 32;
+    let iters = if cfg!(miri) { 60 } else { 20_000 };
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("level", |level| {
+        let pool = level.new_pool::<u64>(2048);
+        let live = AtomicUsize::new(0);
+        let peak = AtomicUsize::new(0);
+        std::thread::scope(|t| {
+            for _ in 0..2 {
+                let (tx, rx) = std::sync::mpsc::sync_channel(QUEUE);
+                let (pool, live, peak) = (&*pool, &live, &peak);
+                t.spawn(move || {
+                    for i in 0..iters {
+                        let b = pool.insert(i).unwrap();
+                        let now = live.fetch_add(1, Ordering::SeqCst) + 1;
+                        peak.fetch_max(now, Ordering::SeqCst);
+                        tx.send(b).unwrap();
+                    }
+                });
+                t.spawn(move || {
+                    for _ in 0..iters {
+                        let b = rx.recv().unwrap();
+                        live.fetch_sub(1, Ordering::SeqCst);
+                        drop(b);
+                    }
+                });
+            }
+        });
+        let (peak, high) = (peak.into_inner(), pool.high_water_len());
+        assert!(
+            high * 4 <= peak * 5 + 16,
+            "high-water {high}, true peak {peak}"
+        );
+    });
+}
+
+#[test]
+fn reports_say_when_the_mark_is_a_bound() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("level", |level| {
+        let one = level.new_pool_with_shards::<u32>(64, 1);
+        let many = level.new_pool_with_shards::<u32>(64, 4);
+        let _a = one.insert(1).unwrap();
+        let _b = many.insert(2).unwrap();
+        let map = level.report();
+        let pools = &map.scopes[0].pools;
+        assert!(pools[0].high_water_exact && !pools[1].high_water_exact);
+        let text = map.to_string();
+        assert!(text.contains("len 1/64 (high-water 1)"), "{text}");
+        assert!(text.contains("len 1/64 (high-water ≤ 1)"), "{text}");
+    });
+}
