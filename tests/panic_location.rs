@@ -9,6 +9,9 @@ use scope_stack::LinearAllocator;
 
 static WHERE: Mutex<Option<String>> = Mutex::new(None);
 
+/// A named call that must panic.
+type Case<'a> = (&'static str, Box<dyn Fn() + 'a>);
+
 /// Runs `f`, which must panic, and returns the file the panic was located in.
 fn panic_file(f: impl FnOnce()) -> String {
     let previous = panic::take_hook();
@@ -30,7 +33,7 @@ fn placement_panics_point_at_the_caller() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let mut memory = LinearAllocator::with_capacity(256).unwrap();
     memory.scope("tiny", |tiny| {
-        let cases: Vec<(&str, Box<dyn Fn()>)> = vec![
+        let cases: Vec<Case<'_>> = vec![
             (
                 "new_pod",
                 Box::new(|| {
