@@ -66,8 +66,11 @@ fn run(jobs: &ConcurrentScope<'_>, who: usize, ops: &[Op]) -> Vec<u16> {
                 }
             }
             Op::Object(x) => {
-                if jobs.try_new_object(Noisy(who, *x)).is_ok() {
-                    made.push(*x);
+                match jobs.try_new_object(Noisy(who, *x)) {
+                    Ok(_) => made.push(*x),
+                    // A refused value comes back to us; it was never placed, so its
+                    // drop is not one the scope ran.
+                    Err(refused) => core::mem::forget(refused.into_value()),
                 }
             }
             Op::Layout(size, align_log2) => {

@@ -242,6 +242,11 @@ impl<T> Core<T> {
     /// read-modify-write is added.
     #[inline(always)]
     pub(super) fn pop_used(&self, home: u32) -> Option<u32> {
+        if self.free.shards() == 1 {
+            // One shard: every free goes onto its local stack, above the never-used
+            // slots, so the top is a used slot whenever one is free.
+            return self.free.pop_local(home);
+        }
         self.free
             .pop_local_used(home, |i| self.is_fresh(i))
             .unwrap_or(None)
@@ -290,9 +295,12 @@ impl<T> Core<T> {
     #[inline(never)]
     pub(super) fn take_elsewhere(&self, home: u32) -> Option<u32> {
         // A slot some thread freed, wherever it waits, before a never-used one: the
-        // slots the pool ever used stay close to the most objects ever live.
-        if let Some(index) = self.take_used_anywhere(home) {
-            return Some(index);
+        // slots the pool ever used stay close to the most objects ever live. (One
+        // shard needs no search: see `pop_used`.)
+        if self.free.shards() > 1 {
+            if let Some(index) = self.take_used_anywhere(home) {
+                return Some(index);
+            }
         }
         loop {
             let before = self.transit.before_scan();
