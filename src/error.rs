@@ -393,6 +393,21 @@ pub struct AllocErrorWith<T> {
 }
 
 impl<T> AllocErrorWith<T> {
+    /// What went wrong: the kind of the inner [`error`](Self::error).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut block = LinearAllocator::with_capacity(4).unwrap();
+    /// block.scope("s", |s| {
+    ///     let err = s.try_new_pod(7u64).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+    ///     assert_eq!(err.kind(), err.error.kind());
+    /// });
+    /// ```
+    pub fn kind(&self) -> AllocErrorKind {
+        self.error.kind()
+    }
+
     /// Gives back the value and drops the error.
     ///
     /// ```
@@ -402,6 +417,38 @@ impl<T> AllocErrorWith<T> {
     /// ```
     pub fn into_value(self) -> T {
         self.value
+    }
+}
+
+/// Keeps the error and drops the value, so `?` on a `try_` form that hands the value
+/// back works in a function that returns [`AllocError`].
+///
+/// ```
+/// use scope_stack::{AllocError, AllocErrorKind, LinearAllocator, ScopeStack};
+///
+/// fn spawn_wave<'s>(level: &ScopeStack<'s>, wave: u32) -> Result<&'s mut [u32; 64], AllocError> {
+///     // `try_new_pod` fails with `AllocErrorWith<[u32; 64]>`; `?` turns it into an
+///     // `AllocError` and drops the array.
+///     let enemies = level.try_new_pod([wave; 64])?;
+///     enemies[0] += 1;
+///     Ok(enemies)
+/// }
+///
+/// let mut block = LinearAllocator::with_capacity(300).unwrap();
+/// block.scope("level", |level| {
+///     assert_eq!(spawn_wave(level, 1).unwrap()[0], 2);
+///     let err: AllocError = spawn_wave(level, 2).unwrap_err();
+///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+///
+///     // `From` works outside `?` too.
+///     let with = level.try_new_pod([0u64; 8]).unwrap_err();
+///     let plain = AllocError::from(with);
+///     assert_eq!(plain.scope_name(), "level");
+/// });
+/// ```
+impl<T> From<AllocErrorWith<T>> for AllocError {
+    fn from(with: AllocErrorWith<T>) -> AllocError {
+        with.error
     }
 }
 
