@@ -23,7 +23,8 @@ use crate::limits::{MAX_POOL_CAPACITY, MAX_POOL_SHARDS, MAX_STORE_OBJECTS};
 pub enum AllocErrorKind {
     /// The block (or the scope's budget) has fewer bytes left than the request needs.
     OutOfMemory,
-    /// A block capacity of zero was asked for.
+    /// A capacity of zero was asked for: a block's bytes, a pool's or dense pool's
+    /// slots, or a store's objects or versions. The message says which.
     InvalidCapacity,
     /// A size or capacity does not fit in `isize`, or a size computation overflowed.
     CapacityOverflow,
@@ -79,6 +80,39 @@ impl AllocErrorKind {
 const _: () = assert!(
     MAX_POOL_CAPACITY == 16_777_216 && MAX_STORE_OBJECTS == 4_294_967_295 && MAX_POOL_SHARDS == 256
 );
+
+/// What had a capacity of zero, for an [`AllocErrorKind::InvalidCapacity`] raised by a
+/// scope (a block's own zero capacity has no scope and says "a block of 0 bytes").
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(crate) enum ZeroCapacity {
+    /// Not recorded: the message falls back to the sizes.
+    Unknown,
+    /// `new_pool(0)` and friends.
+    Pool,
+    /// `new_dense_pool(0)`.
+    DensePool,
+    /// `new_store(0, _)`.
+    StoreObjects,
+    /// `new_store(_, 0)`.
+    StoreVersions,
+}
+
+impl ZeroCapacity {
+    /// The plain sentence that follows `invalid capacity in scope "…": `.
+    fn explain(self) -> Option<&'static str> {
+        match self {
+            ZeroCapacity::Unknown => None,
+            ZeroCapacity::Pool => Some("a pool needs at least one slot (capacity 0)"),
+            ZeroCapacity::DensePool => Some("a dense pool needs at least one slot (capacity 0)"),
+            ZeroCapacity::StoreObjects => {
+                Some("a store needs room for at least one object (max_objects 0)")
+            }
+            ZeroCapacity::StoreVersions => {
+                Some("a store needs room for at least one version (max_versions 0)")
+            }
+        }
+    }
+}
 
 /// A scope name copied into the error, so the error owns no borrowed data.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -145,6 +179,8 @@ pub struct AllocError {
     /// (an empty name: none recorded).
     holder: InlineName,
     holder_bytes: usize,
+    /// For `InvalidCapacity` raised by a scope: what had the zero capacity.
+    zero: ZeroCapacity,
 }
 
 impl AllocError {
@@ -161,6 +197,7 @@ impl AllocError {
             budget: usize::MAX,
             holder: InlineName::EMPTY,
             holder_bytes: 0,
+            zero: ZeroCapacity::Unknown,
         }
     }
 
@@ -183,12 +220,19 @@ impl AllocError {
             budget: usize::MAX,
             holder: InlineName::EMPTY,
             holder_bytes: 0,
+            zero: ZeroCapacity::Unknown,
         }
     }
 
     /// Records the budget that was exceeded.
     pub(crate) fn with_budget(mut self, budget: usize) -> Self {
         self.budget = budget;
+        self
+    }
+
+    /// Records what had the zero capacity of an `InvalidCapacity` error.
+    pub(crate) fn with_zero_capacity(mut self, zero: ZeroCapacity) -> Self {
+        self.zero = zero;
         self
     }
 
@@ -313,9 +357,21 @@ impl AllocError {
 impl fmt::Display for AllocError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("scope-stack: ")?;
-        f.write_str(self.kind.describe())?;
+        let zero = match self.kind {
+            AllocErrorKind::InvalidCapacity => self.zero.explain(),
+            _ => None,
+        };
+        // A zero-capacity pool or store says so in words after the scope's name.
+        f.write_str(if zero.is_some() {
+            "invalid capacity"
+        } else {
+            self.kind.describe()
+        })?;
         if self.scope.len > 0 {
             write!(f, " in scope \"{}\"", self.scope.as_str())?;
+        }
+        if let Some(zero) = zero {
+            return write!(f, ": {zero}");
         }
         match self.kind {
             AllocErrorKind::InvalidCapacity

@@ -358,9 +358,11 @@ impl<'s> ScopeStack<'s> {
         capacity: usize,
         max: usize,
         per_slot: usize,
+        zero: crate::error::ZeroCapacity,
     ) -> Result<(), AllocError> {
         if capacity == 0 {
-            return Err(self.error(AllocErrorKind::InvalidCapacity, 0, align_of::<T>()));
+            let e = self.error(AllocErrorKind::InvalidCapacity, 0, align_of::<T>());
+            return Err(e.with_zero_capacity(zero));
         }
         if capacity > max {
             let bytes = capacity.saturating_mul(per_slot);

@@ -13,7 +13,7 @@ use core::sync::atomic::AtomicPtr;
 #[cfg(loom)]
 use loom::sync::atomic::AtomicPtr;
 
-use crate::error::{AllocError, AllocErrorKind};
+use crate::error::{AllocError, AllocErrorKind, ZeroCapacity};
 use crate::pool::Pool;
 use crate::scope::info::{PoolLink, PoolSnapshot};
 use crate::scope::ScopeStack;
@@ -88,7 +88,12 @@ impl<'s> ScopeStack<'s> {
             )
         };
         if max_objects == 0 || max_versions == 0 {
-            return Err(error(AllocErrorKind::InvalidCapacity, 0));
+            let zero = if max_objects == 0 {
+                ZeroCapacity::StoreObjects
+            } else {
+                ZeroCapacity::StoreVersions
+            };
+            return Err(error(AllocErrorKind::InvalidCapacity, 0).with_zero_capacity(zero));
         }
         if max_objects > MAX_STORE_OBJECTS {
             return Err(error(AllocErrorKind::TooManySlots, usize::MAX));
