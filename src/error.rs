@@ -23,7 +23,8 @@ use crate::limits::{MAX_POOL_CAPACITY, MAX_POOL_SHARDS, MAX_STORE_OBJECTS};
 pub enum AllocErrorKind {
     /// The block (or the scope's budget) has fewer bytes left than the request needs.
     OutOfMemory,
-    /// A block capacity of zero was asked for.
+    /// A capacity of zero was asked for: a block's bytes, a pool's or dense pool's
+    /// slots, or a store's objects or versions. The message says which.
     InvalidCapacity,
     /// A size or capacity does not fit in `isize`, or a size computation overflowed.
     CapacityOverflow,
@@ -79,6 +80,39 @@ impl AllocErrorKind {
 const _: () = assert!(
     MAX_POOL_CAPACITY == 16_777_216 && MAX_STORE_OBJECTS == 4_294_967_295 && MAX_POOL_SHARDS == 256
 );
+
+/// What had a capacity of zero, for an [`AllocErrorKind::InvalidCapacity`] raised by a
+/// scope (a block's own zero capacity has no scope and says "a block of 0 bytes").
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(crate) enum ZeroCapacity {
+    /// Not recorded: the message falls back to the sizes.
+    Unknown,
+    /// `new_pool(0)` and friends.
+    Pool,
+    /// `new_dense_pool(0)`.
+    DensePool,
+    /// `new_store(0, _)`.
+    StoreObjects,
+    /// `new_store(_, 0)`.
+    StoreVersions,
+}
+
+impl ZeroCapacity {
+    /// The plain sentence that follows `invalid capacity in scope "…": `.
+    fn explain(self) -> Option<&'static str> {
+        match self {
+            ZeroCapacity::Unknown => None,
+            ZeroCapacity::Pool => Some("a pool needs at least one slot (capacity 0)"),
+            ZeroCapacity::DensePool => Some("a dense pool needs at least one slot (capacity 0)"),
+            ZeroCapacity::StoreObjects => {
+                Some("a store needs room for at least one object (max_objects 0)")
+            }
+            ZeroCapacity::StoreVersions => {
+                Some("a store needs room for at least one version (max_versions 0)")
+            }
+        }
+    }
+}
 
 /// A scope name copied into the error, so the error owns no borrowed data.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -145,6 +179,8 @@ pub struct AllocError {
     /// (an empty name: none recorded).
     holder: InlineName,
     holder_bytes: usize,
+    /// For `InvalidCapacity` raised by a scope: what had the zero capacity.
+    zero: ZeroCapacity,
 }
 
 impl AllocError {
@@ -161,6 +197,7 @@ impl AllocError {
             budget: usize::MAX,
             holder: InlineName::EMPTY,
             holder_bytes: 0,
+            zero: ZeroCapacity::Unknown,
         }
     }
 
@@ -183,12 +220,19 @@ impl AllocError {
             budget: usize::MAX,
             holder: InlineName::EMPTY,
             holder_bytes: 0,
+            zero: ZeroCapacity::Unknown,
         }
     }
 
     /// Records the budget that was exceeded.
     pub(crate) fn with_budget(mut self, budget: usize) -> Self {
         self.budget = budget;
+        self
+    }
+
+    /// Records what had the zero capacity of an `InvalidCapacity` error.
+    pub(crate) fn with_zero_capacity(mut self, zero: ZeroCapacity) -> Self {
+        self.zero = zero;
         self
     }
 
@@ -313,9 +357,21 @@ impl AllocError {
 impl fmt::Display for AllocError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("scope-stack: ")?;
-        f.write_str(self.kind.describe())?;
+        let zero = match self.kind {
+            AllocErrorKind::InvalidCapacity => self.zero.explain(),
+            _ => None,
+        };
+        // A zero-capacity pool or store says so in words after the scope's name.
+        f.write_str(if zero.is_some() {
+            "invalid capacity"
+        } else {
+            self.kind.describe()
+        })?;
         if self.scope.len > 0 {
             write!(f, " in scope \"{}\"", self.scope.as_str())?;
+        }
+        if let Some(zero) = zero {
+            return write!(f, ": {zero}");
         }
         match self.kind {
             AllocErrorKind::InvalidCapacity
@@ -393,6 +449,21 @@ pub struct AllocErrorWith<T> {
 }
 
 impl<T> AllocErrorWith<T> {
+    /// What went wrong: the kind of the inner [`error`](Self::error).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut block = LinearAllocator::with_capacity(4).unwrap();
+    /// block.scope("s", |s| {
+    ///     let err = s.try_new_pod(7u64).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+    ///     assert_eq!(err.kind(), err.error.kind());
+    /// });
+    /// ```
+    pub fn kind(&self) -> AllocErrorKind {
+        self.error.kind()
+    }
+
     /// Gives back the value and drops the error.
     ///
     /// ```
@@ -402,6 +473,38 @@ impl<T> AllocErrorWith<T> {
     /// ```
     pub fn into_value(self) -> T {
         self.value
+    }
+}
+
+/// Keeps the error and drops the value, so `?` on a `try_` form that hands the value
+/// back works in a function that returns [`AllocError`].
+///
+/// ```
+/// use scope_stack::{AllocError, AllocErrorKind, LinearAllocator, ScopeStack};
+///
+/// fn spawn_wave<'s>(level: &ScopeStack<'s>, wave: u32) -> Result<&'s mut [u32; 64], AllocError> {
+///     // `try_new_pod` fails with `AllocErrorWith<[u32; 64]>`; `?` turns it into an
+///     // `AllocError` and drops the array.
+///     let enemies = level.try_new_pod([wave; 64])?;
+///     enemies[0] += 1;
+///     Ok(enemies)
+/// }
+///
+/// let mut block = LinearAllocator::with_capacity(300).unwrap();
+/// block.scope("level", |level| {
+///     assert_eq!(spawn_wave(level, 1).unwrap()[0], 2);
+///     let err: AllocError = spawn_wave(level, 2).unwrap_err();
+///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+///
+///     // `From` works outside `?` too.
+///     let with = level.try_new_pod([0u64; 8]).unwrap_err();
+///     let plain = AllocError::from(with);
+///     assert_eq!(plain.scope_name(), "level");
+/// });
+/// ```
+impl<T> From<AllocErrorWith<T>> for AllocError {
+    fn from(with: AllocErrorWith<T>) -> AllocError {
+        with.error
     }
 }
 

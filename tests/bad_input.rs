@@ -1311,3 +1311,49 @@ fn a_panicking_display_in_alloc_fmt_gives_everything_back() {
     });
     ledger.assert_each_dropped_once();
 }
+
+#[test]
+fn a_zero_capacity_pool_dense_pool_or_store_says_the_capacity_is_zero() {
+    /// Says that the capacity is 0, and nothing about bytes remaining.
+    #[track_caller]
+    fn says_zero(text: &str, what: &str) {
+        for w in ["capacity", "0", "in scope \"level\"", what] {
+            assert!(text.contains(w), "{text:?} does not say {w:?}");
+        }
+        assert!(!text.contains("remaining"), "{text:?}");
+        assert!(!text.contains("requested"), "{text:?}");
+    }
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("level", |level| {
+        says_zero(&panics(|| level.new_pool::<u64>(0)), "a pool needs");
+        says_zero(&panics(|| level.new_dense_pool::<u64>(0)), "a dense pool");
+        says_zero(&panics(|| level.new_store::<u64>(0, 8)), "max_objects 0");
+        says_zero(&panics(|| level.new_store::<u64>(8, 0)), "max_versions 0");
+        says_zero(
+            &panics(|| level.new_pool_with_shards::<u64>(0, 4)),
+            "a pool",
+        );
+
+        let e = level.try_new_pool::<u64>(0).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "scope-stack: invalid capacity in scope \"level\": \
+             a pool needs at least one slot (capacity 0)"
+        );
+        assert_eq!(e.kind(), AllocErrorKind::InvalidCapacity);
+        let e = level.try_new_dense_pool::<u64>(0).unwrap_err();
+        assert_error(
+            &e,
+            AllocErrorKind::InvalidCapacity,
+            &["dense pool", "capacity 0"],
+        );
+        let e = level.try_new_store::<u64>(0, 0).unwrap_err();
+        assert_error(&e, AllocErrorKind::InvalidCapacity, &["max_objects 0"]);
+    });
+    // A block's own zero capacity still reads as before.
+    let e = LinearAllocator::with_capacity(0).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "scope-stack: invalid capacity (must be greater than zero): asked for a block of 0 bytes"
+    );
+}

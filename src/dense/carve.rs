@@ -70,7 +70,12 @@ impl<'s> ScopeStack<'s> {
         &self,
         capacity: usize,
     ) -> Result<&'s mut DensePool<'s, T>, AllocError> {
-        self.check_pool_capacity::<T>(capacity, MAX_CAPACITY, size_of::<T>() + 12)?;
+        self.check_pool_capacity::<T>(
+            capacity,
+            MAX_CAPACITY,
+            size_of::<T>() + 12,
+            crate::error::ZeroCapacity::DensePool,
+        )?;
         let slots = self.try_alloc_array_uninit::<Slot<T>>(capacity)?;
         // One more word after the roster: the high-water mark that reports read.
         let roster = self.try_alloc_array_uninit::<u32>(capacity + 1)?;

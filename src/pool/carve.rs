@@ -60,6 +60,7 @@ impl<'s> ScopeStack<'s> {
     /// memory.scope("level", |level| {
     ///     let e = level.try_new_pool::<u64>(0).unwrap_err();
     ///     assert_eq!(e.kind(), AllocErrorKind::InvalidCapacity);
+    ///     assert!(e.to_string().ends_with("a pool needs at least one slot (capacity 0)"));
     ///     let e = level.try_new_pool::<u8>(MAX_POOL_CAPACITY + 1).unwrap_err();
     ///     assert_eq!(e.kind(), AllocErrorKind::TooManySlots);
     ///     let e = level.try_new_pool::<u64>(1 << 20).unwrap_err();
@@ -133,7 +134,12 @@ impl<'s> ScopeStack<'s> {
         capacity: usize,
         shards: usize,
     ) -> Result<&'s mut Pool<'s, T>, AllocError> {
-        self.check_pool_capacity::<T>(capacity, MAX_POOL_CAPACITY, size_of::<T>() + 8)?;
+        self.check_pool_capacity::<T>(
+            capacity,
+            MAX_POOL_CAPACITY,
+            size_of::<T>() + 8,
+            crate::error::ZeroCapacity::Pool,
+        )?;
         if shards == 0 || shards > MAX_POOL_SHARDS {
             return Err(self.error(
                 crate::AllocErrorKind::InvalidShardCount,

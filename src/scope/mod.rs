@@ -90,6 +90,64 @@ use info::{Extras, ScopeInfo};
 /// });
 /// ```
 ///
+/// # A collection in a scope borrows the scope
+///
+/// A collection allocated in a scope (an `allocator_api2::vec::Vec` or a
+/// `hashbrown::HashMap` built with `new_in(&**scope)`) holds `&ScopeStack`, so it
+/// borrows the scope for as long as it lives. Opening a child with
+/// [`scope`](Self::scope) needs `&mut` (only the innermost live scope allocates), so
+/// **a scope cannot open a child while a collection allocated in it is alive**. A
+/// level-long map followed by a `frame` scope per frame fails with E0502:
+///
+/// ```compile_fail,E0502
+/// use hashbrown::HashMap;
+/// use scope_stack::LinearAllocator;
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+/// memory.scope("level", |level| {
+///     let mut names = HashMap::new_in(&**level); // borrows `level`...
+///     names.insert(7u32, "frog");
+///     level.scope("frame", |frame| {             // ...so this `&mut` borrow fails
+///         frame.new_pod(names.len());
+///     });
+/// });
+/// ```
+///
+/// What works: build the collection at load and freeze it into a slice with
+/// [`alloc_slice_copy`](Self::alloc_slice_copy) or [`alloc_iter`](Self::alloc_iter),
+/// then drop the collection (the slice is `&'s mut [T]`, owned by the scope, not a
+/// borrow of the handle); or keep the collection in the frame scope, built each frame.
+/// Pools, dense pools and stores are carved as `&'s mut` and never block a child.
+///
+/// ```
+/// use allocator_api2::vec::Vec;
+/// use scope_stack::LinearAllocator;
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+/// memory.scope("level", |level| {
+///     let spawns: &[[f32; 2]] = {
+///         let mut load = Vec::new_in(&**level); // grows while the level loads
+///         load.extend((0..100).map(|i| [i as f32, 0.0]));
+///         level.alloc_slice_copy(&load) // frozen; `load` is dropped here
+///     };
+///     for _ in 0..3 {
+///         level.scope("frame", |frame| {
+///             let mut visible: Vec<[f32; 2], _> = Vec::new_in(&**frame); // one frame
+///             visible.extend(spawns.iter().filter(|p| p[0] < 10.0));
+///             assert_eq!(visible.len(), 10);
+///         });
+///     }
+/// });
+/// ```
+///
+/// # `new_pod`'s drop check runs at build time
+///
+/// [`new_pod`](Self::new_pod) rejects a type that needs drop with a constant assertion
+/// that the compiler evaluates only when it generates code for the call (after
+/// monomorphization). `cargo build` and `cargo test` report it as error E0080
+/// ("new_pod: this type needs drop; use new_object"); `cargo check`, and editors that
+/// run it, do not.
+///
 /// # In-place construction
 ///
 /// `new_pod(value)` receives the value as an argument, so a large value is built on the
@@ -358,9 +416,11 @@ impl<'s> ScopeStack<'s> {
         capacity: usize,
         max: usize,
         per_slot: usize,
+        zero: crate::error::ZeroCapacity,
     ) -> Result<(), AllocError> {
         if capacity == 0 {
-            return Err(self.error(AllocErrorKind::InvalidCapacity, 0, align_of::<T>()));
+            let e = self.error(AllocErrorKind::InvalidCapacity, 0, align_of::<T>());
+            return Err(e.with_zero_capacity(zero));
         }
         if capacity > max {
             let bytes = capacity.saturating_mul(per_slot);

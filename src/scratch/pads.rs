@@ -115,7 +115,7 @@ impl ScratchPads {
         }
         // The returned reference is dropped at once; see above.
         let _ = self.pads.get_or_try(|| {
-            Ok(Pad {
+            Ok::<Pad, AllocError>(Pad {
                 block: LinearAllocator::with_capacity(self.capacity)?,
                 thread: std::thread::current().id(),
                 peak: 0,

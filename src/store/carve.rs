@@ -13,7 +13,7 @@ use core::sync::atomic::AtomicPtr;
 #[cfg(loom)]
 use loom::sync::atomic::AtomicPtr;
 
-use crate::error::{AllocError, AllocErrorKind};
+use crate::error::{AllocError, AllocErrorKind, ZeroCapacity};
 use crate::pool::Pool;
 use crate::scope::info::{PoolLink, PoolSnapshot};
 use crate::scope::ScopeStack;
@@ -89,7 +89,12 @@ impl<'s> ScopeStack<'s> {
             )
         };
         if max_objects == 0 || max_versions == 0 {
-            return Err(error(AllocErrorKind::InvalidCapacity, 0));
+            let zero = if max_objects == 0 {
+                ZeroCapacity::StoreObjects
+            } else {
+                ZeroCapacity::StoreVersions
+            };
+            return Err(error(AllocErrorKind::InvalidCapacity, 0).with_zero_capacity(zero));
         }
         if max_objects > MAX_STORE_OBJECTS {
             return Err(error(AllocErrorKind::TooManySlots, usize::MAX));
@@ -103,11 +108,9 @@ impl<'s> ScopeStack<'s> {
         let top = self.try_alloc_layout(top_layout)?.cast();
         let storage = self.try_alloc_layout(block_layout)?.cast();
         let high_water = self.try_alloc_array_uninit::<AtomicU32>(1)?;
-        // A per-store starting generation, far from those of the stores made just
+        // A per-store starting generation, unrelated to those of the stores made
         // before and after, so their ids do not match here (see `Id`).
-        let seed = STORE_IDS
-            .fetch_add(1, core::sync::atomic::Ordering::Relaxed)
-            .wrapping_mul(0x9E37_79B9);
+        let seed = store_seed(STORE_IDS.fetch_add(1, core::sync::atomic::Ordering::Relaxed));
         // SAFETY: `top` and `storage` are fresh, aligned arrays of `blocks` elements in
         // this scope, used by this table alone, valid until the scope rewinds, which is
         // after the store is gone; `max_objects <= u32::MAX` was checked.
@@ -152,6 +155,27 @@ impl<'s> ScopeStack<'s> {
     }
 }
 
+/// The starting generation of the store created `number`th.
+///
+/// A bare multiple of `number` (a Weyl sequence) keeps the stores made one after
+/// another far apart, but not all pairs: with the golden-ratio step, stores 732,539
+/// apart started only 227 generations apart. This avalanche mixes every bit of `number`
+/// into every bit of the seed, so stores any distance apart get seeds that look
+/// unrelated, and the odds of a false match are those of two random 32-bit numbers
+/// (see [`Id`](super::Id)). Each step (an add, an xor with a right shift, a multiply by
+/// an odd constant) is invertible, so the whole is a bijection of `u32`: no two of the
+/// first 2^32 stores share a seed.
+fn store_seed(number: u32) -> u32 {
+    // The offset keeps store #0 off generation 0, the generation of an all-zero id.
+    let mut x = number.wrapping_add(0x9E37_79B9);
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x85EB_CA6B);
+    x ^= x >> 13;
+    x = x.wrapping_mul(0xC2B2_AE35);
+    x ^= x >> 16;
+    x
+}
+
 /// Reads a registered store's statistics for a memory map report: live objects out of
 /// `max_objects`, and the most object indices ever in use at once. Reads only atomics
 /// in the table's scope memory (see `super::table::report_counts`), never the store object
@@ -176,5 +200,50 @@ unsafe fn store_snapshot(link: &PoolLink) -> PoolSnapshot {
         high_water_exact: true,
         addr,
         bytes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::store_seed;
+
+    /// How far apart two generations are, the shorter way round the `u32` circle: an
+    /// index reused that many times in one store reaches the other's generation.
+    fn distance(a: u32, b: u32) -> u32 {
+        a.wrapping_sub(b).min(b.wrapping_sub(a))
+    }
+
+    #[test]
+    fn store_0_and_store_732539_start_far_apart() {
+        // The pair that the old golden-ratio step put 227 generations apart.
+        assert_eq!(distance(0, 732_539u32.wrapping_mul(0x9E37_79B9)), 227);
+        assert!(distance(store_seed(0), store_seed(732_539)) > 1 << 24);
+        assert_ne!(store_seed(0), 0);
+    }
+
+    #[test]
+    fn stores_at_any_fixed_distance_get_unrelated_seeds() {
+        // For each gap `d` between creation numbers, 10,000 pairs of stores `d` apart.
+        // Random 32-bit seeds land within 2^16 of each other with odds 2^-15, so about
+        // 0.3 pairs in 10,000; a linear seed puts all 10,000 pairs at one distance, and
+        // for some `d` that distance is small (227 for d = 732,539).
+        let gaps = (1..=64).chain([227, 4096, 65_536, 732_539, 1 << 20, 1 << 24]);
+        for d in gaps {
+            let close = (0..10_000u32)
+                .filter(|&k| distance(store_seed(k), store_seed(k + d)) < 1 << 16)
+                .count();
+            assert!(
+                close <= 4,
+                "{close} of 10,000 store pairs {d} apart start close"
+            );
+        }
+    }
+
+    #[test]
+    fn consecutive_stores_never_share_a_seed() {
+        // The first 16,384 stores: sorted, no two neighbours are equal.
+        let mut seeds: [u32; 1 << 14] = core::array::from_fn(|n| store_seed(n as u32));
+        seeds.sort_unstable();
+        assert!(seeds.windows(2).all(|w| w[0] != w[1]));
     }
 }

@@ -16,12 +16,26 @@ use loom::sync::atomic::AtomicPtr;
 /// [`end_frame`](crate::store::Store::end_frame)) with a new generation, so the old `Id` goes stale
 /// and finds nothing instead of the new object.
 ///
-/// An `Id` has no room for a store tag, so each store starts its generations from a
-/// seed of its own: an id of another store, or of an earlier store in the same memory
-/// (a level closed and loaded again), finds nothing. The seeds of stores made one after
-/// another are far apart, so a match needs the two generations to coincide after an
-/// index has been reused millions of times; it cannot be ruled out. As with a stale id,
-/// a match could only ever name a live object of the store it is used with.
+/// An `Id` has no room for a store tag: its 32 index bits and 32 generation bits are
+/// all there is, and no bit of the id says which store made it. Instead each store
+/// starts the generations of all its indices at a seed of its own, a 32-bit number
+/// mixed from the store's creation number so that any two stores' seeds look
+/// unrelated. So an id of another store, or of an earlier store in the same memory (a
+/// level closed and loaded again), usually finds nothing, but this is odds, not a
+/// guarantee:
+///
+/// - An id from another store matches only if its index holds a live object here
+///   and its 32-bit generation equals that index's generation here: at any one
+///   moment, 1 in 2^32.
+/// - Each destroy of an index adds one to its generation, so over the stores'
+///   lifetimes the odds grow with reuse: if the index was destroyed `a` times in one
+///   store and `b` times in the other, some id of the one finds an object of the
+///   other with odds of at most `(a + b + 1)` in 2^32 (an index reused a million times in
+///   each: about 1 in 2,000).
+///
+/// As with a stale id, a false match can only ever name a live object of the store the
+/// id is used with, never freed memory. Where a wrong match matters, keep ids with the
+/// store that made them.
 ///
 /// ```
 /// use scope_stack::{LinearAllocator, store::Id};
