@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Counts the instructions and conditional branches of one small allocation on each
-# allocator's hot path (examples/hot_path.rs), deterministically, with callgrind.
+# allocator's hot path (benches/examples/hot_path.rs), deterministically, with callgrind.
 #
 # Usage: scripts/hot_path.sh            (from anywhere inside the repository)
 # Needs: valgrind (callgrind_annotate comes with it) and objdump (binutils).
-# Honours CARGO_TARGET_DIR; the build is `cargo build --release --example hot_path`.
+# Honours CARGO_TARGET_DIR; the build is `cargo build --release -p benches --example hot_path`.
 set -euo pipefail
 
 for tool in valgrind callgrind_annotate objdump; do
@@ -13,7 +13,7 @@ done
 
 cd "$(dirname "$0")/.."
 target_dir="${CARGO_TARGET_DIR:-target}"
-cargo build --quiet --release --example hot_path
+cargo build --quiet --release -p benches --example hot_path
 bin="$target_dir/release/examples/hot_path"
 
 out="$(mktemp -d)"

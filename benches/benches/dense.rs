@@ -6,7 +6,7 @@
 //! - `iterate`: sum one field of every live object, after the same churn (so the
 //!   sparse containers have holes and the pool's roster is shuffled).
 //!
-//! Run with `cargo bench --bench dense`. The README quotes the median ratios of one run.
+//! Run with `cargo bench -p benches --bench dense`. The README quotes the median ratios of one run.
 
 use std::hint::black_box;
 use std::time::Duration;

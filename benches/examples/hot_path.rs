@@ -14,7 +14,7 @@
 //! function's `ret`.
 //!
 //! ```text
-//! cargo build --release --example hot_path
+//! cargo build --release -p benches --example hot_path
 //! valgrind --tool=callgrind --branch-sim=yes target/release/examples/hot_path
 //! ```
 

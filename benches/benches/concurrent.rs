@@ -11,7 +11,7 @@
 //! thread). Every arena lives for a whole benchmark point, so after the warm-up none
 //! pays for fresh pages. `Box` frees its objects at the end of each round, untimed.
 //!
-//! Run with `cargo bench --bench concurrent`. A table of aggregate ns per allocation,
+//! Run with `cargo bench -p benches --bench concurrent`. A table of aggregate ns per allocation,
 //! allocations per second and the ratios against `local()` is printed at the end.
 
 mod common;

@@ -5,7 +5,7 @@
 //!
 //! How the concurrent containers scale with threads is `benches/pool_scaling.rs`.
 //!
-//! Run with `cargo bench --bench pool`. The README quotes ratios from one run.
+//! Run with `cargo bench -p benches --bench pool`. The README quotes ratios from one run.
 
 use std::hint::black_box;
 use std::sync::Mutex;

@@ -4,7 +4,7 @@
 //! A third group measures one writer's `write` + `commit` rate while 0, 1, 3 and 7
 //! reader threads read (see `write_commit_with_readers`).
 //!
-//! Run with `cargo bench --bench store`. Each read benchmark starts a writer thread
+//! Run with `cargo bench -p benches --bench store`. Each read benchmark starts a writer thread
 //! that keeps replacing objects for as long as the benchmark runs, so reads always
 //! compete with writes (the store's readers never wait; the RwLock's readers do).
 

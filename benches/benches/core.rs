@@ -2,8 +2,8 @@
 //! one run, with the same batching and resetting for every contender.
 //!
 //! ```text
-//! cargo bench --bench core            # full run (a few minutes), prints a ratio table
-//! cargo bench --bench core -- --test  # smoke mode: every benchmark runs once
+//! cargo bench -p benches --bench core            # full run (a few minutes), prints a ratio table
+//! cargo bench -p benches --bench core -- --test  # smoke mode: every benchmark runs once
 //! ```
 //!
 //! Each measured iteration does a batch of [`BATCH`] operations and then gives the memory
@@ -259,7 +259,7 @@ fn unwind(c: &mut Criterion) {
 /// `alloc_iter` of its own.
 fn iter_filtered(c: &mut Criterion) {
     let mut g = group(c, "alloc_iter_filtered", BATCH);
-    let keep = |n: &u32| n % 3 == 0;
+    let keep = |n: &u32| n.is_multiple_of(3);
     let source = || (0..(BATCH * 3) as u32).map(black_box).filter(keep);
 
     let mut arena = LinearAllocator::with_capacity(ARENA).expect("arena");

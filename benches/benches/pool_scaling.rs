@@ -14,7 +14,7 @@
 //! time per iteration divided by the pairs it holds. A table of those, with the pairs
 //! per second and `Pool`'s ratios, is printed at the end of a full run.
 //!
-//! Run with `cargo bench --bench pool_scaling`.
+//! Run with `cargo bench -p benches --bench pool_scaling`.
 
 mod common;
 

@@ -1,8 +1,8 @@
 //! Scratch benchmarks: per-thread scratch scopes against the heap, in one run.
 //!
 //! ```text
-//! cargo bench --bench scratch            # full run
-//! cargo bench --bench scratch -- --test  # smoke mode
+//! cargo bench -p benches --bench scratch            # full run
+//! cargo bench -p benches --bench scratch -- --test  # smoke mode
 //! ```
 //!
 //! - `format`: `scratch(|s| s.alloc_fmt(format_args!("foo/bar/{}", n)))` against
