@@ -74,6 +74,7 @@
 #![no_std]
 #![warn(missing_docs)]
 #![deny(unsafe_op_in_unsafe_fn)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
@@ -91,6 +92,7 @@ mod report;
 pub mod rules;
 mod scope;
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub mod scratch;
 pub mod store;
 mod sync;
@@ -104,9 +106,11 @@ pub use error::{AllocError, AllocErrorKind, AllocErrorWith, MAX_ERROR_NAME_LEN};
 pub use limits::MAX_ALIGN;
 pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY, MAX_POOL_SHARDS};
 #[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub use report::{ChunkReport, ConcurrentReport, MemoryMap, PoolReport, ScopeReport};
 pub use scope::{Scope, ScopeStack};
 #[cfg(feature = "std")]
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use scratch::{scratch, scratch_for, ScratchPads};
 pub use store::{Draft, Pinned, Store};
 

@@ -111,6 +111,7 @@ impl LinearAllocator {
     /// );
     /// ```
     #[cfg(feature = "alloc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
     pub fn with_capacity(bytes: usize) -> Result<LinearAllocator, AllocError> {
         use core::alloc::Layout;
         if bytes == 0 {

@@ -220,6 +220,7 @@ impl<'s, T> DensePool<'s, T> {
     /// });
     /// ```
     #[cfg(feature = "debug-fill")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "debug-fill")))]
     pub fn freed_slot_bytes(&self, index: usize) -> Option<&[u8]> {
         if index >= self.capacity() {
             return None;

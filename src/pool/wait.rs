@@ -29,6 +29,7 @@ impl<'s, T> Pool<'s, T> {
     /// });
     /// ```
     #[cfg(feature = "std")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn insert_wait(&self, mut value: T) -> PoolBox<'_, T> {
         loop {
             match self.insert(value) {
@@ -85,6 +86,7 @@ impl<'s, T> Pool<'s, T> {
     /// });
     /// ```
     #[cfg(feature = "std")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn insert_wait_timeout(
         &self,
         mut value: T,

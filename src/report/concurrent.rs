@@ -34,6 +34,7 @@ use crate::scope::info::ScopeInfo;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub struct ConcurrentReport {
     /// Per-thread slots (thread indices below this bump without atomics).
     pub threads: usize,
@@ -68,6 +69,7 @@ pub struct ConcurrentReport {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub struct ChunkReport {
     /// The dense thread index of the thread that claimed it.
     pub thread: u32,

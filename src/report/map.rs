@@ -31,6 +31,7 @@ use super::concurrent::ConcurrentReport;
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub struct MemoryMap {
     /// Bytes in the block.
     pub capacity: usize,
@@ -60,6 +61,7 @@ pub struct MemoryMap {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub struct ScopeReport {
     /// The name the scope was opened with.
     pub name: String,
@@ -120,6 +122,7 @@ pub struct ScopeReport {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub struct PoolReport {
     /// `"Pool"` (the concurrent [`Pool`](crate::Pool)), `"DensePool"` or `"Store"`. A
     /// store's versions live in a `Pool` of its own, listed just before it.

@@ -25,6 +25,7 @@ pub use concurrent::{ChunkReport, ConcurrentReport};
 use map::short_type_name;
 pub use map::{MemoryMap, PoolReport, ScopeReport};
 
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 impl LinearAllocator {
     /// A snapshot of the block and its live scopes. Callable through
     /// [`ScopeStack::report`] while scopes are open, or here between them.
@@ -130,6 +131,7 @@ fn pool_offset(p: &PoolSnapshot, link: &PoolLink, capacity: usize, block_start: 
         })
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 impl ScopeStack<'_> {
     /// A snapshot of this scope's block: totals and every live scope on it.
     ///
@@ -175,6 +177,7 @@ pub(crate) fn scope_row(
     }
 }
 
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 impl ConcurrentScope<'_> {
     /// A snapshot of the block as this scope sees it: this scope with its chunks, and
     /// every scope it is nested in. Any thread may take one while workers allocate; the

@@ -182,6 +182,7 @@ fn init(cell: &RefCell<Option<[LinearAllocator; 2]>>) {
 /// }
 /// assert_eq!(file_name_len(42), 14);
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub fn scratch<'env, R>(f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R) -> R {
     with_arenas(|arenas| arenas[0].scope_shared(NAMES[0], f))
 }
@@ -211,6 +212,7 @@ pub fn scratch<'env, R>(f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R) -> R 
 ///     assert_eq!(path, "FOO/BAR");
 /// });
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub fn scratch_for<'env, R>(
     caller: &ScopeStack<'_>,
     f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,

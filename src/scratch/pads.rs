@@ -47,6 +47,7 @@ struct Pad {
 /// assert!(threads >= 1 && threads <= 4);
 /// pads.reset_all(); // frame boundary
 /// ```
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub struct ScratchPads {
     pads: ThreadLocal<Pad>,
     capacity: usize,
