@@ -405,3 +405,88 @@ fn a_nested_scratch_pads_call_on_a_threads_first_use_is_sound() {
     assert_eq!(pads.stats().count(), 2);
     assert!(pads.stats().all(|s| s.used == 0));
 }
+
+// ----- what an iterator allocates while `alloc_iter` collects is usage -----
+
+#[test]
+fn a_box_the_iterator_makes_in_the_same_scope_counts_and_its_peak_stays() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("level", |a| {
+        let a = &*a;
+        a.new_pod(0u64); // 8 bytes before the slice
+        let seen = Cell::new(None);
+        let slice = a.alloc_iter((0..4u64).inspect(|&i| {
+            if i == 2 {
+                // Two elements (16 bytes) are built; the room claimed ahead of them is
+                // left out, the box above it is counted.
+                let big = allocator_api2::boxed::Box::new_in([7u8; 100_000], a);
+                seen.set(Some((
+                    a.used(),
+                    a.allocator().used(),
+                    a.allocator().high_water_mark(),
+                    a.report().used,
+                )));
+                drop(big); // given back: it was the newest allocation
+            }
+        }));
+        assert_eq!(slice, &[0, 1, 2, 3]);
+        let inside = 8 + 16 + 100_000;
+        assert_eq!(seen.get(), Some((inside, inside, inside, inside)));
+        assert_eq!(a.used(), 8 + 32);
+        assert_eq!(a.allocator().high_water_mark(), inside);
+        assert_eq!(a.report().high_water_mark, inside);
+    });
+    assert_eq!(memory.high_water_mark(), 8 + 16 + 100_000);
+}
+
+#[test]
+fn a_scratch_scope_the_iterator_opens_on_the_same_pad_counts() {
+    let mut pads = ScratchPads::new(256 << 10);
+    pads.with(|s| {
+        let before = s.allocator().used();
+        let seen = Cell::new(None);
+        let slice = s.alloc_iter((0..3u32).map(|i| {
+            if i == 1 {
+                // The same pad, one scope deeper: it opens above the claimed room.
+                let inner = pads.with(|tmp| {
+                    tmp.alloc_raw(100_000, 1);
+                    (tmp.used(), tmp.allocator().used())
+                });
+                seen.set(Some(inner));
+            }
+            i * 10
+        }));
+        assert_eq!(slice, &[0, 10, 20]);
+        // One element (4 bytes) was built when the nested scope allocated.
+        assert_eq!(seen.get(), Some((100_000, before + 4 + 100_000)));
+        assert_eq!(s.allocator().used(), before + 12);
+        assert_eq!(s.allocator().high_water_mark(), before + 4 + 100_000);
+    });
+    let stats = pads.stats().next().unwrap();
+    assert_eq!(stats.used, 0);
+    assert!(
+        stats.high_water_mark >= 100_004,
+        "{}",
+        stats.high_water_mark
+    );
+}
+
+#[test]
+fn an_iterator_that_formats_into_the_same_scope_counts_its_text() {
+    // `alloc_fmt` inside `alloc_iter`: two reservations, one above the other. The text
+    // each `alloc_fmt` keeps is use; neither reservation's unused room is.
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("level", |a| {
+        let a = &*a;
+        let slice = a.alloc_iter((0..3u8).inspect(|&i| {
+            let text = a.alloc_fmt(format_args!("item-{i}"));
+            assert_eq!(text.len(), 6);
+            // Elements built so far (i bytes) plus the texts so far (6 * (i + 1)).
+            assert_eq!(a.used(), i as usize + 6 * (i as usize + 1));
+        }));
+        assert_eq!(slice, &[0, 1, 2]);
+        // The slice moved above the texts each time, so the first claims stay as holes.
+        assert!(a.used() >= 3 + 18);
+        assert_eq!(a.allocator().high_water_mark(), a.used().max(2 + 18));
+    });
+}

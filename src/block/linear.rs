@@ -14,14 +14,12 @@
 //! - `high_water` is the largest `cur` ever seen. It is brought up to date whenever
 //!   `cur` moves down (a rewind or an in-place free), so `max(high_water, cur)` is exact
 //!   without touching the allocation fast path.
-//! - While `ScopeStack::try_alloc_fmt` formats, the bump pointer sits at the limit to
-//!   reserve the rest of the block, and `reserved_from` holds where that reservation
-//!   began (`usize::MAX` when none is live). Nothing can be allocated above it until the
-//!   reservation ends, so every statistic reads `min(cur, reserved_from)`: a reservation
-//!   is never counted as use, nor as a high-water mark. `ScopeStack::try_alloc_iter`
-//!   uses the same bound for the room it claims ahead of the elements it has built.
-//!   Reservations nest (a formatting or collecting call made while another is live lies
-//!   above it) and each restores the bound it found when it ends.
+//! - While a reservation is live (`alloc_fmt` formatting, `alloc_iter` collecting, a
+//!   concurrent scope open), the room it claimed but has not used is a gap that every
+//!   statistic leaves out: they read addresses through `counted_to`, which subtracts
+//!   the gaps beneath (see `crate::block::reservation`). Memory allocated above a gap
+//!   while it lives (by the iterator or the formatting code) is counted, in `used()`
+//!   and in the high-water mark.
 //!
 //! The allocator itself never hands out memory: scopes do (see [`ScopeStack`]). Opening
 //! the outermost scope takes `&mut self`, so no two outermost scopes can be live at once.
@@ -31,6 +29,7 @@ use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
 use super::cursor::Cursor;
+use super::reservation::{Gaps, SavedGaps};
 #[cfg(feature = "alloc")]
 use crate::error::{AllocError, AllocErrorKind};
 
@@ -78,9 +77,9 @@ pub struct LinearAllocator {
     innermost: Cell<Option<NonNull<()>>>,
     /// Largest `cur` seen so far (see the module docs).
     high_water: Cell<usize>,
-    /// Where the live formatting reservation began, or `usize::MAX` (see the module
-    /// docs).
-    reserved_from: Cell<usize>,
+    /// The live reservations, which statistics leave out (see
+    /// `crate::block::reservation`).
+    gaps: Gaps,
     /// The layout the block was reserved with, when it came from the global heap.
     #[cfg(feature = "alloc")]
     heap: Option<core::alloc::Layout>,
@@ -185,7 +184,7 @@ impl LinearAllocator {
             active: Cell::new(None),
             innermost: Cell::new(None),
             high_water: Cell::new(start),
-            reserved_from: Cell::new(usize::MAX),
+            gaps: Gaps::new(),
             #[cfg(feature = "alloc")]
             heap: None,
         }
@@ -213,7 +212,7 @@ impl LinearAllocator {
     /// assert_eq!(block.used(), 0);
     /// ```
     pub fn used(&self) -> usize {
-        self.allocated_to(self.active_cursor().cur()) - self.start
+        self.counted_to(self.active_cursor().cur()) - self.start
     }
 
     /// Bytes still free in the block.
@@ -243,7 +242,7 @@ impl LinearAllocator {
     /// assert_eq!(block.high_water_mark(), 300);
     /// ```
     pub fn high_water_mark(&self) -> usize {
-        let cur = self.allocated_to(self.active_cursor().cur());
+        let cur = self.counted_to(self.active_cursor().cur());
         self.high_water.get().max(cur) - self.start
     }
 
@@ -259,7 +258,7 @@ impl LinearAllocator {
     /// ```
     pub fn reset_high_water_mark(&mut self) {
         self.high_water
-            .set(self.allocated_to(self.active_cursor().cur()));
+            .set(self.counted_to(self.active_cursor().cur()));
     }
 
     // ----- crate-internal bump machinery (used by the scope layer) -----
@@ -324,47 +323,82 @@ impl LinearAllocator {
         let cur = cursor.cur();
         debug_assert!(to >= self.start && to <= cur);
         // A new peak is rare once a program has warmed up: test, and store only then.
-        let used_to = self.allocated_to(cur);
-        if used_to > self.high_water.get() {
-            self.high_water.set(used_to);
+        // What counts is never above the bump pointer (`counted_to(cur) <= cur`), so
+        // the live reservations are looked at, out of line, only when `cur` itself is
+        // above the mark.
+        if cur > self.high_water.get() {
+            self.raise_high_water(cur);
         }
         cursor.set_cur(to);
     }
 
-    /// The highest address in use, given a bump pointer `cur`: `cur` itself, or the
-    /// start of the live formatting reservation if that is lower.
+    /// Raises the high-water mark to what the bump pointer `cur` counts for.
+    #[cold]
+    #[inline(never)]
+    fn raise_high_water(&self, cur: usize) {
+        let used_to = self.counted_to(cur);
+        if used_to > self.high_water.get() {
+            self.high_water.set(used_to);
+        }
+    }
+
+    /// The bump pointer `cur` with the live reservations beneath it taken out: the
+    /// address use would reach if their unused room were closed up (see
+    /// `crate::block::reservation`). Statistics read every address through it.
     #[inline]
-    pub(crate) fn allocated_to(&self, cur: usize) -> usize {
-        cur.min(self.reserved_from.get())
+    pub(crate) fn counted_to(&self, cur: usize) -> usize {
+        self.gaps.counted(cur)
+    }
+
+    /// The bytes that count between `from` and the bump pointer `cur` (a scope's start
+    /// and its cursor): one compare when no reservation lies beneath `cur`.
+    #[inline(always)]
+    pub(crate) fn counted_between(&self, from: usize, cur: usize) -> usize {
+        if cur <= self.gaps.lowest() {
+            cur.saturating_sub(from)
+        } else {
+            self.counted_to(cur).saturating_sub(self.counted_to(from))
+        }
     }
 
     /// Starts a temporary reservation (see `ScopeStack::try_alloc_fmt`): moves the bump
     /// pointer of `cursor` up to its limit, so nothing else can be allocated from the
-    /// block, and remembers where the reservation began so that statistics leave it out.
-    /// Returns what [`end_reservation`](Self::end_reservation) needs to undo it.
+    /// block, and marks the claimed room as a gap that statistics leave out. Returns
+    /// what [`end_reservation`](Self::end_reservation) needs to undo it.
     #[inline]
-    pub(crate) fn begin_reservation(&self, cursor: &Cursor) -> usize {
+    pub(crate) fn begin_reservation(&self, cursor: &Cursor) -> SavedGaps {
         let from = cursor.cur();
         cursor.set_cur(cursor.limit());
-        // A reservation made while another one lives (a scope nested in the formatting
-        // code formats too) lies above it, so the outer start stays the lower bound.
-        let outer = self.reserved_from.get();
-        self.reserved_from.set(outer.min(from));
+        let outer = self.gaps.save();
+        self.gaps.set(&outer, from, cursor.limit());
         outer
     }
 
-    /// Where the live reservation begins (`usize::MAX` when none is live); see the
-    /// module docs.
+    /// The reservations live now, for a reservation that begins to restore when it
+    /// ends (`ScopeStack::try_alloc_iter`).
     #[inline]
-    pub(crate) fn reserved_from(&self) -> usize {
-        self.reserved_from.get()
+    pub(crate) fn save_gaps(&self) -> SavedGaps {
+        self.gaps.save()
     }
 
-    /// Sets where statistics stop counting (`ScopeStack::try_alloc_iter` keeps the room
-    /// it claimed ahead out of them, and restores the previous value when it ends).
+    /// Marks `[from, to)` as the unused room of the reservation that saved `outer`
+    /// (`ScopeStack::try_alloc_iter` calls it whenever its claim or its elements move).
     #[inline]
-    pub(crate) fn set_reserved_from(&self, addr: usize) {
-        self.reserved_from.set(addr);
+    pub(crate) fn set_gap(&self, outer: &SavedGaps, from: usize, to: usize) {
+        self.gaps.set(outer, from, to);
+    }
+
+    /// The reservation in progress used its room up to `from`: statistics count it.
+    #[inline(always)]
+    pub(crate) fn raise_gap_start(&self, from: usize) {
+        self.gaps.raise_from(from);
+    }
+
+    /// Ends a reservation that claimed nothing on the cursor (or whose room is gone):
+    /// statistics count as they did before it began.
+    #[inline]
+    pub(crate) fn restore_gaps(&self, outer: &SavedGaps) {
+        self.gaps.restore(outer);
     }
 
     /// Ends a temporary reservation that ran up to `reserved_to`: moves the bump pointer
@@ -379,9 +413,9 @@ impl LinearAllocator {
         cursor: &Cursor,
         reserved_to: usize,
         keep_to: usize,
-        outer: usize,
+        outer: SavedGaps,
     ) {
-        self.reserved_from.set(outer);
+        self.gaps.restore(&outer);
         if cursor.cur() == reserved_to {
             debug_assert!(keep_to <= reserved_to);
             cursor.set_cur(keep_to);

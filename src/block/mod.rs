@@ -10,3 +10,4 @@
 pub(crate) mod cursor;
 pub mod debug_fill;
 pub(crate) mod linear;
+pub(crate) mod reservation;

@@ -81,6 +81,7 @@ use core::ptr::NonNull;
 
 use crate::block::cursor::Cursor;
 use crate::block::linear::LinearAllocator;
+use crate::block::reservation::SavedGaps;
 use crate::error::AllocErrorKind;
 use crate::scope::info::{Extras, ScopeInfo};
 use crate::scope::ScopeStack;
@@ -310,7 +311,7 @@ struct Close<'a> {
     /// The cursor's limit before a budget lowered it.
     saved_limit: Option<usize>,
     /// The parent's reservation bound, to restore.
-    outer_reserved: usize,
+    outer_reserved: SavedGaps,
     parent: Option<NonNull<ScopeInfo>>,
 }
 

@@ -238,17 +238,19 @@ impl LinearAllocator {
     /// Calls `f` for every live scope, innermost first, with the bytes it holds itself
     /// (from its start to the next scope's start, or to the bump pointer).
     ///
-    /// A scope opened during a formatting reservation begins above the reserved bytes
-    /// and owns nothing; the reserved bytes are no scope's own.
+    /// Addresses are read through `counted_to`, so a reservation's unused room is no
+    /// scope's own, and a scope opened above a live reservation (by the iterator that
+    /// `alloc_iter` collects, say) owns what it allocated.
     pub(crate) fn for_each_live_scope(&self, mut f: impl FnMut(&ScopeInfo, usize)) {
-        let mut upper = self.allocated_to(self.active_cursor().cur());
+        let mut upper = self.counted_to(self.active_cursor().cur());
         let mut at = self.innermost();
         while let Some(p) = at {
             // SAFETY: `innermost` and the `parent` links point at live scopes' records
             // (see `crate::scope::info`).
             let info = unsafe { p.as_ref() };
-            f(info, upper.saturating_sub(info.start));
-            upper = self.allocated_to(info.start);
+            let start = self.counted_to(info.start);
+            f(info, upper.saturating_sub(start));
+            upper = start;
             at = info.parent;
         }
     }

@@ -74,8 +74,7 @@ impl<'s> ScopeStack<'s> {
     #[inline]
     pub fn used(&self) -> usize {
         self.alloc()
-            .allocated_to(self.cursor.cur())
-            .saturating_sub(self.info.start)
+            .counted_between(self.info.start, self.cursor.cur())
     }
 
     /// How many finalizer records this scope holds (values whose destructor will run

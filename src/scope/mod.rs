@@ -280,13 +280,17 @@ struct CloseScope<'a> {
     saved_limit: Option<usize>,
 }
 
-impl Drop for CloseScope<'_> {
-    #[inline]
-    fn drop(&mut self) {
+impl CloseScope<'_> {
+    /// Runs the finalizer chain, then rewinds (the rewind also runs if a finalizer
+    /// panics). Called exactly once per scope: by [`run_scope`] on the normal path
+    /// (inlined there, so an empty scope's open and close cost no call), or by `Drop`
+    /// while unwinding.
+    #[inline(always)]
+    fn close(&mut self) {
         /// The rewind half, so it also runs when a finalizer panics.
         struct Rewind<'b>(&'b CloseScope<'b>);
         impl Drop for Rewind<'_> {
-            #[inline]
+            #[inline(always)]
             fn drop(&mut self) {
                 let close = self.0;
                 #[cfg(feature = "debug-fill")]
@@ -301,9 +305,17 @@ impl Drop for CloseScope<'_> {
         let _rewind = Rewind(self);
         // SAFETY: the scope is ending; every reference it handed out carried `'s`, which
         // ends here, so nothing uses the finalized values again. Child scopes are gone
-        // (they borrowed the handle mutably), and so is the handle itself (declared
-        // after this guard in `run_scope`).
+        // (they borrowed the handle mutably), and the handle itself is not used again:
+        // `run_scope` calls this after the closure returned (or `Drop` while the
+        // closure unwinds), and the closure's result cannot borrow the handle (`'c` is
+        // higher-ranked).
         unsafe { self.info.chain.run_all() };
+    }
+}
+
+impl Drop for CloseScope<'_> {
+    fn drop(&mut self) {
+        self.close();
     }
 }
 
@@ -335,7 +347,7 @@ pub(crate) fn run_scope<'env, R>(
         }
     }
     alloc.set_innermost(Some(NonNull::from(&info)));
-    let _close = CloseScope {
+    let mut close = CloseScope {
         alloc,
         cursor,
         info: &info,
@@ -348,7 +360,12 @@ pub(crate) fn run_scope<'env, R>(
         info: &info,
         _invariant: PhantomData,
     });
-    f(&mut scope)
+    let result = f(&mut scope);
+    // The closure has returned, so nothing reaches the scope's values any more (the
+    // handle is not used again): the scope closes.
+    close.close();
+    core::mem::forget(close);
+    result
 }
 
 impl<'s> ScopeStack<'s> {

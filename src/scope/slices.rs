@@ -11,6 +11,7 @@ use core::ptr::{self, NonNull};
 
 use crate::block::cursor::Cursor;
 use crate::block::linear::LinearAllocator;
+use crate::block::reservation::SavedGaps;
 use crate::error::{AllocError, AllocErrorKind, AllocErrorWith};
 use crate::limits::MAX_ALIGN;
 
@@ -255,7 +256,7 @@ impl<'s> ScopeStack<'s> {
             len: 0,
             end: usize::MAX,
             claimed: usize::MAX,
-            outer: self.alloc().reserved_from(),
+            outer: self.alloc().save_gaps(),
         };
         for value in iter.by_ref() {
             if size_of::<T>() == 0 {
@@ -285,6 +286,9 @@ impl<'s> ScopeStack<'s> {
             unsafe { grow.first.as_ptr().add(grow.len).write(value) };
             grow.len += 1;
             grow.end += size_of::<T>();
+            // The element is in use now: the gap statistics leave out starts after it,
+            // so memory the iterator takes above the claim is counted on top of it.
+            self.alloc().raise_gap_start(grow.end);
         }
         // The iterator's own drop may run user code; the elements stay guarded until then.
         drop(iter);
@@ -296,7 +300,7 @@ impl<'s> ScopeStack<'s> {
             self.alloc()
                 .end_reservation(self.cursor, grow.claimed, grow.end, grow.outer);
         } else {
-            self.alloc().set_reserved_from(grow.outer);
+            self.alloc().restore_gaps(&grow.outer);
         }
         core::mem::forget(grow);
         // SAFETY: `len` initialised elements from `first`; when `T` needs drop and `len`
@@ -374,8 +378,8 @@ impl<'s> ScopeStack<'s> {
             grow.from = from;
         }
         // Statistics leave out the room claimed ahead (never counted as use or as a
-        // high-water mark); they may lag behind the newest elements until the end.
-        self.alloc().set_reserved_from(grow.outer.min(grow.end));
+        // high-water mark), and count what the iterator allocates above it.
+        self.alloc().set_gap(&grow.outer, grow.end, grow.claimed);
         Ok(())
     }
 
@@ -566,9 +570,9 @@ struct Growing<'a, T> {
     /// Address one past the room claimed (the bump pointer, unless the iterator has
     /// allocated since).
     claimed: usize,
-    /// The live reservation bound of the block when collection began (see
-    /// `LinearAllocator::reserved_from`), restored when it ends.
-    outer: usize,
+    /// The block's reservations when collection began (see
+    /// `crate::block::reservation`), restored when it ends.
+    outer: SavedGaps,
 }
 
 impl<T> Drop for Growing<'_, T> {
@@ -581,7 +585,7 @@ impl<T> Drop for Growing<'_, T> {
             from: usize,
             end: usize,
             claimed: usize,
-            outer: usize,
+            outer: SavedGaps,
         }
         impl Drop for Rewind<'_> {
             fn drop(&mut self) {
@@ -592,7 +596,7 @@ impl<T> Drop for Growing<'_, T> {
                 if at_top {
                     self.cursor.set_cur(self.end);
                 }
-                self.alloc.set_reserved_from(self.outer);
+                self.alloc.restore_gaps(&self.outer);
                 if at_top {
                     #[cfg(feature = "debug-fill")]
                     crate::block::debug_fill::released(self.cursor, self.from);

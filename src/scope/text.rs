@@ -10,6 +10,7 @@ use core::ptr::{self};
 
 use crate::block::cursor::Cursor;
 use crate::block::linear::LinearAllocator;
+use crate::block::reservation::SavedGaps;
 use crate::error::{AllocError, AllocErrorKind};
 
 use super::ScopeStack;
@@ -104,7 +105,7 @@ impl<'s> ScopeStack<'s> {
             cursor: &'a Cursor,
             reserved_to: usize,
             keep_to: usize,
-            outer: usize,
+            outer: SavedGaps,
         }
         impl Drop for Reservation<'_> {
             fn drop(&mut self) {
