@@ -105,6 +105,9 @@ pub use limits::MAX_ALIGN;
 pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY, MAX_POOL_SHARDS};
 #[cfg(feature = "alloc")]
 pub use report::{ChunkReport, ConcurrentReport, MemoryMap, PoolReport, ScopeReport};
+#[cfg(feature = "alloc")]
+#[doc(hidden)]
+pub use report::{SvgLabel, SvgLayout};
 pub use scope::{Scope, ScopeStack};
 #[cfg(feature = "std")]
 pub use scratch::{scratch, scratch_for, ScratchPads};

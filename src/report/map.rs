@@ -201,7 +201,7 @@ impl ScopeReport {
 }
 
 /// `n` bytes in a short human form: `512 B`, `1.5 KiB`, `12.0 MiB`.
-struct Bytes(usize);
+pub(super) struct Bytes(pub(super) usize);
 
 impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -219,7 +219,7 @@ impl fmt::Display for Bytes {
     }
 }
 
-fn percent(part: usize, whole: usize) -> f64 {
+pub(super) fn percent(part: usize, whole: usize) -> f64 {
     if whole == 0 {
         0.0
     } else {

@@ -9,6 +9,7 @@
 //! shared references; it never changes the block.
 
 mod concurrent;
+mod layout;
 mod map;
 mod svg;
 mod type_name;
@@ -23,6 +24,8 @@ use alloc::string::String;
 
 use concurrent::{concurrent_of, concurrent_report};
 pub use concurrent::{ChunkReport, ConcurrentReport};
+#[doc(hidden)]
+pub use layout::{SvgLabel, SvgLayout};
 pub use map::{MemoryMap, PoolReport, ScopeReport};
 use type_name::short_type_name;
 

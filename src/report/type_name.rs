@@ -60,7 +60,7 @@ pub(crate) fn short_type_name(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::short_type_name as short;
+    use crate::report::type_name::short_type_name as short;
 
     #[test]
     fn plain_names_lose_their_path() {
