@@ -88,8 +88,9 @@ pub(super) enum Swatch {
 /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
 /// memory.scope("systems", |s| {
 ///     let layout = s.report().svg_layout();
-///     let label = layout.labels.iter().find(|l| l.text.trim() == "systems").unwrap();
-///     assert_eq!(label.width, 7.0 * 0.6 * label.font_size);
+///     let label = layout.labels.iter().find(|l| l.text == "systems  0 B").unwrap();
+///     assert_eq!(label.width, 12.0 * 0.6 * label.font_size);
+///     assert!(label.leader_to.is_some()); // a row, with a leader line to the band
 /// });
 /// ```
 #[doc(hidden)]
