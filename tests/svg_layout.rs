@@ -256,3 +256,25 @@ fn an_empty_map_and_a_tiny_block_still_fit() {
         assert_readable(&s.report(), "tiny");
     });
 }
+
+#[test]
+fn the_allocation_point_and_a_higher_high_water_mark_get_a_row_each() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("loading", |l| {
+        l.alloc_raw(100 * 1024, 8);
+    });
+    memory.scope("game", |game| {
+        game.alloc_raw(1024, 8);
+        let layout = assert_readable(&game.report(), "high_water");
+        let rows = rows(&layout);
+        assert_eq!(
+            rows,
+            [
+                "game  1.0 KiB",
+                "allocation point 1.0 KiB",
+                "high-water 100.0 KiB"
+            ]
+        );
+        assert!(layout.labels.iter().any(|l| l.text == "zoom: 0 to 112 KiB"));
+    });
+}
