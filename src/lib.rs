@@ -108,6 +108,9 @@ pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY, MAX_POOL_SHARDS};
 #[cfg(feature = "alloc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub use report::{ChunkReport, ConcurrentReport, MemoryMap, PoolReport, ScopeReport};
+#[cfg(feature = "alloc")]
+#[doc(hidden)]
+pub use report::{SvgLabel, SvgLayout};
 pub use scope::{Scope, ScopeStack};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]

@@ -292,11 +292,11 @@ fn pools_appear_under_their_scope_in_reports_and_pictures() {
             let pools = &map.scopes[1].pools;
             assert_eq!(pools.len(), 2);
             assert_eq!(
-                (pools[0].type_name, pools[0].len, pools[0].capacity),
+                (pools[0].type_name.as_str(), pools[0].len, pools[0].capacity),
                 ("[f32; 4]", 0, 64)
             );
             assert_eq!(pools[0].high_water_len, 10);
-            assert_eq!((pools[1].type_name, pools[1].len), ("String", 1));
+            assert_eq!((pools[1].type_name.as_str(), pools[1].len), ("String", 1));
             assert!(pools[0].offset >= map.scopes[1].start);
             assert!(pools[0].bytes >= 64 * 16);
             let text = map.to_string();
@@ -395,8 +395,14 @@ fn dense_pools_and_stores_appear_in_reports_and_pictures() {
             let store = rows(&map, 1, "Store");
             assert_eq!((dense.len(), store.len()), (1, 1));
             let (dense, store) = (dense[0], store[0]);
-            assert_eq!((dense.type_name, counts(dense)), ("Spark", (3, 8, 5)));
-            assert_eq!((store.type_name, counts(store)), ("u64", (2, 40, 3)));
+            assert_eq!(
+                (dense.type_name.as_str(), counts(dense)),
+                ("Spark", (3, 8, 5))
+            );
+            assert_eq!(
+                (store.type_name.as_str(), counts(store)),
+                ("u64", (2, 40, 3))
+            );
             // The store's versions pool is listed just before it.
             let kinds: Vec<_> = map.scopes[1].pools.iter().map(|p| p.kind).collect();
             assert_eq!(kinds, ["DensePool", "Pool", "Store"]);

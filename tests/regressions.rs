@@ -47,7 +47,10 @@ fn a_pool_of_a_zero_sized_type_has_an_offset_inside_its_scope() {
             assert_map_inside_block(&map);
             let scope = &map.scopes[1];
             let pool = &scope.pools[0];
-            assert_eq!((pool.type_name, pool.len, pool.capacity), ("()", 1, 4));
+            assert_eq!(
+                (pool.type_name.as_str(), pool.len, pool.capacity),
+                ("()", 1, 4)
+            );
             // The slots take no bytes; what the pool does take was carved in `level`,
             // after what the scope held before.
             assert!(pool.offset >= before, "{map:?}");

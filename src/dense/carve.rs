@@ -192,5 +192,6 @@ unsafe fn dense_snapshot<T>(link: &PoolLink) -> PoolSnapshot {
         high_water_exact: true,
         addr,
         bytes,
+        owns: None,
     }
 }

@@ -9,6 +9,15 @@ use crate::sync::AtomicU32;
 
 use super::free_list::ShardLayout;
 use super::slots::StampView;
+impl<T> super::Pool<'_, T> {
+    /// What this pool's report record names as its `ptr` (the stamps array), so that a
+    /// container built on the pool (a store) can say which record is its own.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn report_key(&self) -> usize {
+        self.core.stamps.as_ptr().addr()
+    }
+}
+
 /// Reads a registered pool's statistics for a memory map report.
 ///
 /// # Safety
@@ -36,5 +45,6 @@ pub(super) unsafe fn pool_snapshot(
         high_water_exact: view.layout.shards == 1,
         addr,
         bytes,
+        owns: None,
     }
 }

@@ -112,12 +112,19 @@ pub struct ScopeReport {
 ///
 ///     let map = level.report();
 ///     let pools = &map.scopes[0].pools; // in the order they were made
-///     let kinds: Vec<_> = pools.iter().map(|p| (p.kind, p.type_name)).collect();
+///     let kinds: Vec<_> = pools.iter().map(|p| (p.kind, p.type_name.as_str())).collect();
 ///     assert_eq!(kinds[0], ("Pool", "[f32; 4]"));
 ///     assert_eq!(kinds[1], ("DensePool", "u64"));
-///     assert_eq!(kinds[3], ("Store", "u32")); // kinds[2] is the store's versions pool
+///     // The store's versions live in a pool of its own, made just before it.
+///     assert_eq!(kinds[2], ("Pool", "Version<u32>"));
+///     assert_eq!(pools[2].owner, Some(3));
+///     assert_eq!(kinds[3], ("Store", "u32"));
 ///     let rows: Vec<_> = pools.iter().map(|p| (p.len, p.capacity, p.high_water_len)).collect();
 ///     assert_eq!(rows, [(1, 100, 1), (1, 16, 2), (1, 16, 1), (1, 8, 1)]);
+///     // The text lists the versions pool under its store.
+///     let text = map.to_string();
+///     let store = text.find("- Store<u32>").unwrap();
+///     assert!(text[store..].contains("  - Pool<Version<u32>>"));
 /// });
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -125,10 +132,18 @@ pub struct ScopeReport {
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub struct PoolReport {
     /// `"Pool"` (the concurrent [`Pool`](crate::Pool)), `"DensePool"` or `"Store"`. A
-    /// store's versions live in a `Pool` of its own, listed just before it.
+    /// store's versions live in a `Pool` of its own, listed just before it, whose
+    /// [`owner`](Self::owner) is the store's row.
     pub kind: &'static str,
-    /// The element type, without its module path (when it has no generic arguments).
-    pub type_name: &'static str,
+    /// The element type without module paths, at every depth:
+    /// `Version<[f32; 4]>`, not `scope_stack::store::Version<[f32; 4]>`.
+    pub type_name: String,
+    /// The element type as [`core::any::type_name`] gives it, paths and all.
+    pub full_type_name: &'static str,
+    /// For a pool that belongs to another row of the same scope (a store's versions
+    /// pool), the index of that row in [`ScopeReport::pools`]. Text and picture show
+    /// such a pool nested under its owner.
+    pub owner: Option<usize>,
     /// Live objects (for a store: objects that hold a version).
     pub len: usize,
     /// Slots (for a store: `max_objects`).
@@ -151,18 +166,45 @@ pub struct PoolReport {
     pub bytes: usize,
 }
 
-/// `core::any::type_name` without module paths (`alloc::string::String` → `String`).
-pub(crate) fn short_type_name(full: &'static str) -> &'static str {
-    // Keep generic arguments readable: only strip the path of the outermost name when
-    // there are no generics; otherwise keep the full name.
-    if full.contains('<') {
-        return full;
+impl ScopeReport {
+    /// The scope's pools in the order text and picture list them: each row that no
+    /// other row owns, in the order made, followed by the rows it owns (one level
+    /// deeper, and so on). Every row appears once, with its nesting level.
+    pub(crate) fn pool_tree(&self) -> Vec<(&PoolReport, usize)> {
+        let mut out = Vec::with_capacity(self.pools.len());
+        let mut listed = alloc::vec![false; self.pools.len()];
+        // A row whose owner is missing (or itself) counts as a top-level row.
+        let top =
+            |i: usize, p: &PoolReport| p.owner.is_none_or(|o| o == i || o >= self.pools.len());
+        let mut stack: Vec<(usize, usize)> = Vec::new();
+        for (i, p) in self.pools.iter().enumerate() {
+            if !top(i, p) {
+                continue;
+            }
+            stack.push((i, 0));
+            while let Some((at, level)) = stack.pop() {
+                if core::mem::replace(&mut listed[at], true) {
+                    continue;
+                }
+                out.push((&self.pools[at], level));
+                let children = self.pools.iter().enumerate().rev();
+                for (j, _) in children.filter(|&(j, c)| c.owner == Some(at) && j != at) {
+                    stack.push((j, level + 1));
+                }
+            }
+        }
+        // Rows in an ownership circle (a map edited by hand) still show, at the top.
+        for (i, p) in self.pools.iter().enumerate() {
+            if !listed[i] {
+                out.push((p, 0));
+            }
+        }
+        out
     }
-    full.rsplit("::").next().unwrap_or(full)
 }
 
 /// `n` bytes in a short human form: `512 B`, `1.5 KiB`, `12.0 MiB`.
-struct Bytes(usize);
+pub(super) struct Bytes(pub(super) usize);
 
 impl fmt::Display for Bytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -180,7 +222,7 @@ impl fmt::Display for Bytes {
     }
 }
 
-fn percent(part: usize, whole: usize) -> f64 {
+pub(super) fn percent(part: usize, whole: usize) -> f64 {
     if whole == 0 {
         0.0
     } else {
@@ -240,9 +282,9 @@ impl fmt::Display for MemoryMap {
             .iter()
             .map(|s| s.name.chars().count() + 2 * s.depth as usize)
             .chain(self.scopes.iter().flat_map(|s| {
-                s.pools
-                    .iter()
-                    .map(move |p| p.kind.len() + p.type_name.len() + 6 + 2 * s.depth as usize)
+                s.pool_tree().into_iter().map(move |(p, level)| {
+                    p.kind.len() + p.type_name.chars().count() + 6 + 2 * (s.depth as usize + level)
+                })
             }))
             .max()
             .unwrap_or(5)
@@ -310,9 +352,9 @@ impl fmt::Display for MemoryMap {
                     )?;
                 }
             }
-            for p in &s.pools {
+            for (p, level) in s.pool_tree() {
                 let mut plabel = String::new();
-                for _ in 0..=s.depth {
+                for _ in 0..=(s.depth as usize + level) {
                     plabel.push_str("  ");
                 }
                 let _ = write!(plabel, "- {}<{}>", p.kind, p.type_name);

@@ -9,8 +9,10 @@
 //! shared references; it never changes the block.
 
 mod concurrent;
+mod layout;
 mod map;
 mod svg;
+mod type_name;
 
 use alloc::vec::Vec;
 
@@ -22,8 +24,10 @@ use alloc::string::String;
 
 use concurrent::{concurrent_of, concurrent_report};
 pub use concurrent::{ChunkReport, ConcurrentReport};
-use map::short_type_name;
+#[doc(hidden)]
+pub use layout::{SvgLabel, SvgLayout};
 pub use map::{MemoryMap, PoolReport, ScopeReport};
+use type_name::short_type_name;
 
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 impl LinearAllocator {
@@ -84,6 +88,8 @@ impl LinearAllocator {
 /// The rows of the pools carved from a scope, in the order they were made.
 pub(crate) fn pool_rows(info: &ScopeInfo, capacity: usize, block_start: usize) -> Vec<PoolReport> {
     let mut pools = Vec::new();
+    // Each row's link `ptr` (as an address), and the one its snapshot says it owns.
+    let mut keys = Vec::new();
     let mut link = info.pools();
     while let Some(l) = link {
         // SAFETY: pool links live in this scope's memory and stay valid while the
@@ -95,6 +101,8 @@ pub(crate) fn pool_rows(info: &ScopeInfo, capacity: usize, block_start: usize) -
         pools.push(PoolReport {
             kind: l.kind,
             type_name: short_type_name(l.type_name),
+            full_type_name: l.type_name,
+            owner: None,
             len: p.len,
             capacity: p.capacity,
             high_water_len: p.high_water_len,
@@ -102,9 +110,17 @@ pub(crate) fn pool_rows(info: &ScopeInfo, capacity: usize, block_start: usize) -
             offset,
             bytes: p.bytes.min(capacity - offset),
         });
+        keys.push((l.ptr.as_ptr().addr(), p.owns));
         link = l.next;
     }
     pools.reverse();
+    keys.reverse();
+    for (owner, &(_, owns)) in keys.iter().enumerate() {
+        let owned = owns.and_then(|o| keys.iter().position(|&(ptr, _)| ptr == o));
+        if let Some(row) = owned.and_then(|i| pools.get_mut(i)) {
+            row.owner = Some(owner);
+        }
+    }
     pools
 }
 

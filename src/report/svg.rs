@@ -1,25 +1,26 @@
 //! The memory map as a picture: the block drawn as one horizontal band, like the
-//! "Memory Layout" diagrams of the scope-stack talk.
+//! "Memory Layout" diagrams of the scope-stack talk, with a column of labels beside it.
 //!
-//! Invariant: the drawing is a pure function of a [`MemoryMap`] snapshot; positions are
-//! proportional to offsets in the block (anything past its end is drawn at the end, and
-//! no sum of offsets can overflow), and every name is XML-escaped.
+//! Invariant: the drawing is a pure function of a [`MemoryMap`] snapshot and of its
+//! [`SvgLayout`](super::layout::SvgLayout), which places every text; this module only
+//! draws what the layout placed, inside the layout's size. Positions on a band are
+//! proportional to offsets in the block (anything past the band's end is drawn at its
+//! end, and no sum of offsets can overflow), and every name is XML-escaped.
 
 use alloc::string::String;
 use core::fmt::Write as _;
 
-use super::map::MemoryMap;
-
-/// Picture width and band geometry, in SVG user units.
-const WIDTH: f64 = 1000.0;
-const MARGIN: f64 = 20.0;
-const BAND_Y: f64 = 110.0;
-const BAND_H: f64 = 60.0;
+use super::layout::{Band, Role, RowKind, SvgLabel, SvgLayout, Swatch, CHAR_WIDTH, FONT_FAMILY};
+use super::map::{MemoryMap, ScopeReport};
 
 /// Fill colours for scopes by depth (cycled).
 const SCOPE_COLOURS: [&str; 6] = [
     "#8fb8de", "#9fd39a", "#f3c77a", "#e8a0bf", "#b9a7e0", "#8ed3cf",
 ];
+const FREE: &str = "#e6e6e6";
+const STORE: &str = "#fff3c4";
+const RED: &str = "#c0392b";
+const GREY: &str = "#7f8c8d";
 
 fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -36,10 +37,33 @@ fn escape(text: &str) -> String {
     out
 }
 
+fn colour(scope: &ScopeReport) -> &'static str {
+    SCOPE_COLOURS[scope.depth as usize % SCOPE_COLOURS.len()]
+}
+
+/// Writes `label`'s text where the layout put it (baseline near the box's bottom).
+fn text(s: &mut String, l: &SvgLabel, attrs: &str) {
+    // Leading spaces indent the label; draw them as an offset, since SVG collapses them.
+    let trimmed = l.text.trim_start_matches(' ');
+    let indent = (l.text.len() - trimmed.len()) as f64 * CHAR_WIDTH * l.font_size;
+    let _ = writeln!(
+        s,
+        "<text x=\"{:.2}\" y=\"{:.2}\" font-size=\"{}\"{attrs}>{}</text>",
+        l.x + indent,
+        l.y + l.font_size * 0.85,
+        l.font_size,
+        escape(trimmed)
+    );
+}
+
 impl MemoryMap {
-    /// Draws the block as a horizontal band: each live scope is a labelled segment
-    /// (nested scopes one row lower), pools are hatched, finalized objects are red ticks,
-    /// and two markers show the allocation point and the high-water mark.
+    /// Draws the block as a horizontal band: each live scope is a coloured segment,
+    /// pools are hatched (a store's versions pool inside its store), finalized objects
+    /// are red ticks, and two markers show the allocation point and the high-water mark.
+    /// A column of labels on the left names every scope, pool and marker in tree order,
+    /// with a leader line to its place on the band. When less than half of the block was
+    /// ever used, the band zooms in on the used part and a thin band above shows the
+    /// whole block.
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -48,31 +72,17 @@ impl MemoryMap {
     ///     systems.new_object(String::from("lock"));
     ///     let svg = systems.report().to_svg();
     ///     assert!(svg.starts_with("<svg"));
-    ///     assert!(svg.contains(">systems<"));
+    ///     assert!(svg.contains(">systems  "));
     /// });
     /// ```
     pub fn to_svg(&self) -> String {
-        let depth_rows = self
-            .scopes
-            .iter()
-            .map(|s| s.depth)
-            .max()
-            .map_or(0, |d| d + 1);
-        let height = BAND_Y + BAND_H + 70.0 + 18.0 * depth_rows as f64;
-        let inner = WIDTH - 2.0 * MARGIN;
-        // Offsets past the block (a map edited by hand) are drawn at its end.
-        let x = |off: usize| -> f64 {
-            if self.capacity == 0 {
-                MARGIN
-            } else {
-                MARGIN + inner * (off.min(self.capacity) as f64 / self.capacity as f64)
-            }
-        };
+        let layout = self.svg_layout();
+        let (width, height) = (layout.width, layout.height);
         let mut s = String::new();
         let _ = writeln!(
             s,
-            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
-             viewBox=\"0 0 {WIDTH} {height}\" font-family=\"sans-serif\" font-size=\"12\">"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{width:.0}\" height=\"{height:.0}\" \
+             viewBox=\"0 0 {width:.2} {height:.2}\" xml:space=\"preserve\" font-family=\"{FONT_FAMILY}\" font-size=\"12\">"
         );
         s.push_str(
             "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" \
@@ -82,120 +92,236 @@ impl MemoryMap {
         );
         let _ = writeln!(
             s,
-            "<rect width=\"{WIDTH}\" height=\"{height}\" fill=\"#ffffff\"/>\n\
-             <text x=\"{MARGIN}\" y=\"24\" font-size=\"15\" font-weight=\"bold\">Memory map: {} bytes, \
-             {} used, high-water {}</text>",
-            self.capacity, self.used, self.high_water_mark
+            "<rect width=\"{width:.2}\" height=\"{height:.2}\" fill=\"#ffffff\"/>"
         );
-        // The free block.
+        if let Some(ov) = &layout.overview {
+            self.draw_overview(&mut s, ov, &layout.band);
+        }
+        self.draw_band(&mut s, &layout);
+        for l in &layout.labels {
+            self.draw_label(&mut s, l);
+        }
+        s.push_str("</svg>\n");
+        s
+    }
+
+    /// The whole block, thin, with the zoomed range outlined and joined to the band.
+    fn draw_overview(&self, s: &mut String, ov: &Band, band: &Band) {
         let _ = writeln!(
             s,
-            "<rect x=\"{MARGIN}\" y=\"{BAND_Y}\" width=\"{inner}\" height=\"{BAND_H}\" \
-             fill=\"#e6e6e6\" stroke=\"#555\"/>"
+            "<rect x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{}\" fill=\"{FREE}\" stroke=\"#555\"/>",
+            ov.x0,
+            ov.y,
+            ov.x1 - ov.x0,
+            ov.h
         );
         for scope in &self.scopes {
-            let colour = SCOPE_COLOURS[scope.depth as usize % SCOPE_COLOURS.len()];
-            let x0 = x(scope.start);
-            let own_w = (x(scope.start.saturating_add(scope.own_bytes)) - x0).max(1.0);
+            let x0 = ov.x(scope.start);
+            let w = (ov.x(scope.start.saturating_add(scope.own_bytes)) - x0).max(0.5);
             let _ = writeln!(
                 s,
-                "<rect class=\"scope\" x=\"{x0:.2}\" y=\"{BAND_Y}\" width=\"{own_w:.2}\" \
-                 height=\"{BAND_H}\" fill=\"{colour}\" stroke=\"#333\" stroke-width=\"0.5\">\
+                "<rect class=\"scope-overview\" x=\"{x0:.2}\" y=\"{:.2}\" width=\"{w:.2}\" \
+                 height=\"{}\" fill=\"{}\"/>",
+                ov.y,
+                ov.h,
+                colour(scope)
+            );
+        }
+        let zx = ov.x(band.end).max(ov.x0 + 1.0);
+        let bottom = ov.y + ov.h;
+        let _ = writeln!(
+            s,
+            "<rect class=\"zoom\" x=\"{:.2}\" y=\"{:.2}\" width=\"{:.2}\" height=\"{:.2}\" fill=\"none\" \
+             stroke=\"#333\" stroke-width=\"1.5\"/>\n\
+             <path d=\"M {:.2} {bottom:.2} L {:.2} {:.2} M {zx:.2} {bottom:.2} L {:.2} {:.2}\" \
+             fill=\"none\" stroke=\"#999\" stroke-dasharray=\"3 3\"/>",
+            ov.x0,
+            ov.y - 1.0,
+            zx - ov.x0,
+            ov.h + 2.0,
+            ov.x0,
+            band.x0,
+            bottom + 18.0,
+            band.x1,
+            bottom + 18.0,
+        );
+        self.draw_markers(s, ov, 3.0);
+    }
+
+    /// The band the scopes, pools and finalizers are drawn in, with its scale.
+    fn draw_band(&self, s: &mut String, layout: &SvgLayout) {
+        let band = &layout.band;
+        let (top, bottom) = (band.y, band.y + band.h);
+        let _ = writeln!(
+            s,
+            "<rect x=\"{:.2}\" y=\"{top:.2}\" width=\"{:.2}\" height=\"{}\" fill=\"{FREE}\" stroke=\"#555\"/>",
+            band.x0,
+            band.x1 - band.x0,
+            band.h
+        );
+        for scope in &self.scopes {
+            let x0 = band.x(scope.start);
+            let own_w = (band.x(scope.start.saturating_add(scope.own_bytes)) - x0).max(1.0);
+            let _ = writeln!(
+                s,
+                "<rect class=\"scope\" x=\"{x0:.2}\" y=\"{top:.2}\" width=\"{own_w:.2}\" \
+                 height=\"{}\" fill=\"{}\" stroke=\"#333\" stroke-width=\"0.5\">\
                  <title>{} — {} bytes</title></rect>",
+                band.h,
+                colour(scope),
                 escape(&scope.name),
                 scope.own_bytes
             );
-            // Label below the band, one row per depth, with a bracket over the
-            // inclusive extent.
-            let row_y = BAND_Y + BAND_H + 22.0 + 18.0 * scope.depth as f64;
-            let x1 = x(scope.start.saturating_add(scope.inclusive_bytes)).max(x0 + 1.0);
-            let _ = writeln!(
-                s,
-                "<line x1=\"{x0:.2}\" y1=\"{y:.2}\" x2=\"{x1:.2}\" y2=\"{y:.2}\" stroke=\"{colour}\" \
-                 stroke-width=\"4\"/>\n<text x=\"{tx:.2}\" y=\"{ty:.2}\">{}</text>",
-                escape(&scope.name),
-                y = row_y - 4.0,
-                tx = x0 + 2.0,
-                ty = row_y + 10.0,
-            );
-            for (i, pool) in scope.pools.iter().enumerate() {
-                let px = x(pool.offset);
-                let pw = (x(pool.offset.saturating_add(pool.bytes)) - px).max(1.0);
+            if let Some(c) = &scope.concurrent {
+                for ch in &c.chunks {
+                    let cx = band.x(ch.offset);
+                    let cw = (band.x(ch.offset.saturating_add(ch.bytes)) - cx).max(0.5);
+                    let _ = writeln!(
+                        s,
+                        "<rect class=\"chunk\" x=\"{cx:.2}\" y=\"{:.2}\" width=\"{cw:.2}\" \
+                         height=\"12\" fill=\"#ffffff\" fill-opacity=\"0.5\" stroke=\"#333\" \
+                         stroke-width=\"0.5\"><title>chunk of thread {}: {} of {} bytes used</title></rect>",
+                        top + 3.0,
+                        ch.thread,
+                        ch.used,
+                        ch.bytes
+                    );
+                }
+            }
+            for (pool, level) in scope.pool_tree() {
+                let (a, b) = self.drawn_range(scope, pool);
+                let px = band.x(a);
+                let pw = (band.x(b) - px).max(1.0);
+                // A pool owned by another row sits in the lower half of its owner.
+                let py = top + 18.0 + 16.0 * level.min(1) as f64;
+                let owner = scope.pools.iter().any(|p| {
+                    p.owner
+                        .and_then(|o| scope.pools.get(o))
+                        .is_some_and(|o| core::ptr::eq(o, pool))
+                });
+                let fill = if owner { STORE } else { "url(#hatch)" };
                 let _ = writeln!(
                     s,
-                    "<rect class=\"pool\" x=\"{px:.2}\" y=\"{y:.2}\" width=\"{pw:.2}\" \
-                     height=\"{h:.2}\" fill=\"url(#hatch)\" stroke=\"#333\"><title>{}&lt;{}&gt; \
-                     {}/{} live, high-water {}{}</title></rect>\n<text x=\"{tx:.2}\" y=\"{ty:.2}\" \
-                     font-size=\"10\">{}&lt;{}&gt; {}/{}</text>",
+                    "<rect class=\"pool\" x=\"{px:.2}\" y=\"{py:.2}\" width=\"{pw:.2}\" \
+                     height=\"{:.2}\" fill=\"{fill}\" stroke=\"#333\"><title>{}&lt;{}&gt; \
+                     {}/{} live, high-water {}{}</title></rect>",
+                    bottom - py,
                     pool.kind,
-                    escape(pool.type_name),
+                    escape(&pool.type_name),
                     pool.len,
                     pool.capacity,
                     if pool.high_water_exact { "" } else { "≤ " },
                     pool.high_water_len,
-                    pool.kind,
-                    escape(pool.type_name),
-                    pool.len,
-                    pool.capacity,
-                    y = BAND_Y + 18.0,
-                    h = BAND_H - 18.0,
-                    tx = px + 2.0,
-                    // Stagger neighbouring labels so narrow pools stay readable.
-                    ty = BAND_Y - 28.0 - 12.0 * (i % 3) as f64,
                 );
+                if owner {
+                    // The owner's own bytes, hatched like a pool, in its lower half.
+                    let ox = band.x(pool.offset);
+                    let ow = (band.x(pool.offset.saturating_add(pool.bytes)) - ox).max(1.0);
+                    let _ = writeln!(
+                        s,
+                        "<rect x=\"{ox:.2}\" y=\"{:.2}\" width=\"{ow:.2}\" height=\"{:.2}\" \
+                         fill=\"url(#hatch)\" stroke=\"#333\"/>",
+                        top + 34.0,
+                        bottom - top - 34.0
+                    );
+                }
             }
             for &off in &scope.finalizer_offsets {
-                let fx = x(off);
+                let fx = band.x(off);
                 let _ = writeln!(
                     s,
-                    "<line class=\"finalizer\" x1=\"{fx:.2}\" y1=\"{y0}\" x2=\"{fx:.2}\" \
-                     y2=\"{y1}\" stroke=\"#c0392b\" stroke-width=\"1.5\"/>",
-                    y0 = BAND_Y + BAND_H - 14.0,
-                    y1 = BAND_Y + BAND_H,
+                    "<line class=\"finalizer\" x1=\"{fx:.2}\" y1=\"{:.2}\" x2=\"{fx:.2}\" \
+                     y2=\"{bottom:.2}\" stroke=\"{RED}\" stroke-width=\"1.5\"/>",
+                    bottom - 14.0,
                 );
             }
         }
-        // Markers: allocation point and high-water mark.
-        let ax = x(self.used);
-        let hx = x(self.high_water_mark);
+        // Scale ticks on the band's top edge, one per scale label.
+        for l in layout.labels.iter().filter(|l| l.role == Role::Tick) {
+            let cx = l.x + l.width / 2.0;
+            let tx = cx.clamp(band.x0, band.x1);
+            let _ = writeln!(
+                s,
+                "<line x1=\"{tx:.2}\" y1=\"{:.2}\" x2=\"{tx:.2}\" y2=\"{top:.2}\" stroke=\"#555\"/>",
+                top - 3.0
+            );
+        }
+        self.draw_markers(s, band, 6.0);
+    }
+
+    /// The allocation point and the high-water mark on `band`, `over` units past it.
+    fn draw_markers(&self, s: &mut String, band: &Band, over: f64) {
+        let (ax, hx) = (band.x(self.used), band.x(self.high_water_mark));
+        let (y0, y1) = (band.y - over, band.y + band.h + over);
         let _ = writeln!(
             s,
-            "<line class=\"high-water\" x1=\"{hx:.2}\" y1=\"{y0}\" x2=\"{hx:.2}\" y2=\"{y1}\" \
-             stroke=\"#7f8c8d\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"/>\n\
-             <text x=\"{hx:.2}\" y=\"{ty}\" font-size=\"11\" fill=\"#555\" text-anchor=\"start\">\
-             high-water</text>\n\
-             <line class=\"allocation-point\" x1=\"{ax:.2}\" y1=\"{y0}\" x2=\"{ax:.2}\" y2=\"{y1}\" \
-             stroke=\"#c0392b\" stroke-width=\"2\"/>\n\
-             <text x=\"{ax:.2}\" y=\"{ay}\" font-size=\"11\" fill=\"#c0392b\" text-anchor=\"end\">\
-             allocation point</text>",
-            y0 = BAND_Y - 16.0,
-            y1 = BAND_Y + BAND_H + 4.0,
-            ty = BAND_Y - 20.0,
-            ay = BAND_Y - 4.0,
+            "<line class=\"high-water\" x1=\"{hx:.2}\" y1=\"{y0:.2}\" x2=\"{hx:.2}\" y2=\"{y1:.2}\" \
+             stroke=\"{GREY}\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"/>\n\
+             <line class=\"allocation-point\" x1=\"{ax:.2}\" y1=\"{y0:.2}\" x2=\"{ax:.2}\" y2=\"{y1:.2}\" \
+             stroke=\"{RED}\" stroke-width=\"2\"/>"
         );
-        // Legend.
-        let ly = height - 12.0;
-        let _ = writeln!(
-            s,
-            "<g font-size=\"11\"><rect x=\"{MARGIN}\" y=\"{y}\" width=\"12\" height=\"12\" \
-             fill=\"{c}\"/><text x=\"{t1}\" y=\"{ly}\">scope</text>\
-             <rect x=\"{p}\" y=\"{y}\" width=\"12\" height=\"12\" fill=\"url(#hatch)\" \
-             stroke=\"#333\"/><text x=\"{t2}\" y=\"{ly}\">pool</text>\
-             <line x1=\"{f}\" y1=\"{y}\" x2=\"{f}\" y2=\"{ly}\" stroke=\"#c0392b\" \
-             stroke-width=\"1.5\"/><text x=\"{t3}\" y=\"{ly}\">finalized object</text>\
-             <rect x=\"{fr}\" y=\"{y}\" width=\"12\" height=\"12\" fill=\"#e6e6e6\" \
-             stroke=\"#555\"/><text x=\"{t4}\" y=\"{ly}\">free</text></g>",
-            y = ly - 10.0,
-            c = SCOPE_COLOURS[0],
-            t1 = MARGIN + 16.0,
-            p = MARGIN + 70.0,
-            t2 = MARGIN + 86.0,
-            f = MARGIN + 130.0,
-            t3 = MARGIN + 136.0,
-            fr = MARGIN + 240.0,
-            t4 = MARGIN + 256.0,
-        );
-        s.push_str("</svg>\n");
-        s
+    }
+
+    /// A piece of text, with its leader line or legend swatch.
+    fn draw_label(&self, s: &mut String, l: &SvgLabel) {
+        match l.role {
+            Role::Title => text(s, l, " font-weight=\"bold\""),
+            Role::Caption => text(s, l, " fill=\"#555\""),
+            Role::Tick => text(s, l, " fill=\"#555\""),
+            Role::Row(kind) => {
+                let colour = match kind {
+                    RowKind::Scope | RowKind::Pool => "#222",
+                    RowKind::AllocationPoint => RED,
+                    RowKind::HighWater => GREY,
+                };
+                if let Some((to_x, to_y)) = l.leader_to {
+                    let y = l.y + l.height / 2.0;
+                    let _ = writeln!(
+                        s,
+                        "<path class=\"leader\" d=\"M {:.2} {y:.2} L {to_x:.2} {y:.2} L {to_x:.2} {to_y:.2}\" \
+                         fill=\"none\" stroke=\"{colour}\" stroke-opacity=\"0.45\" stroke-width=\"0.8\"/>",
+                        l.x + l.width + 4.0,
+                    );
+                }
+                text(s, l, &alloc::format!(" fill=\"{colour}\""));
+            }
+            Role::Legend(swatch) => {
+                let (x, y) = (l.x, l.y + 1.0);
+                let _ = match swatch {
+                    Swatch::Scope => writeln!(
+                        s,
+                        "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"12\" height=\"12\" fill=\"{}\"/>",
+                        SCOPE_COLOURS[0]
+                    ),
+                    Swatch::Pool => writeln!(
+                        s,
+                        "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"12\" height=\"12\" \
+                         fill=\"url(#hatch)\" stroke=\"#333\"/>"
+                    ),
+                    Swatch::Store => writeln!(
+                        s,
+                        "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"12\" height=\"12\" \
+                         fill=\"{STORE}\" stroke=\"#333\"/>"
+                    ),
+                    Swatch::Finalizer => writeln!(
+                        s,
+                        "<line x1=\"{:.2}\" y1=\"{y:.2}\" x2=\"{:.2}\" y2=\"{:.2}\" \
+                         stroke=\"{RED}\" stroke-width=\"1.5\"/>",
+                        x + 6.0,
+                        x + 6.0,
+                        y + 12.0
+                    ),
+                    Swatch::Free => writeln!(
+                        s,
+                        "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"12\" height=\"12\" \
+                         fill=\"{FREE}\" stroke=\"#555\"/>"
+                    ),
+                };
+                let mut shifted = l.clone();
+                shifted.x += 16.0;
+                shifted.width -= 16.0;
+                text(s, &shifted, "");
+            }
+        }
     }
 }

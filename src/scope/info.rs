@@ -176,6 +176,11 @@ pub(crate) struct PoolSnapshot {
     pub(crate) addr: usize,
     /// Bytes of that storage.
     pub(crate) bytes: usize,
+    /// The address in `ptr` of another link of this scope whose container this one
+    /// owns (a store's versions pool), so a report can nest it under its owner. It is
+    /// here, not in the link, to keep links small: a scope with little room left still
+    /// fits one.
+    pub(crate) owns: Option<usize>,
 }
 
 /// A node in a scope's list of pools, stored in scope memory next to the pool.

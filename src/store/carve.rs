@@ -128,19 +128,21 @@ impl<'s> ScopeStack<'s> {
         // after the store.
         let store = unsafe { self.try_new_object_unchecked(store) }.map_err(|e| e.error)?;
         // Register with the scope for reports (the versions pool registered itself
-        // above, as a `Pool` row). The link names the table's memory, which the store
+        // above, as a `Pool` row; `owns` names it, so reports nest it under the store).
+        // The link names the table's memory, which the store
         // reaches through raw pointers, never the store object the caller holds `&mut`
         // to. With no room for the link the store works all the same, unreported.
         let start = top.as_ptr().addr();
-        let end = high_water.as_ptr().addr() + size_of::<AtomicU32>();
         let link = PoolLink {
             ptr: top.cast(),
+            // The table's bytes end after the high-water word, so they need no word
+            // of their own; the last word names the versions pool's link (`owns`).
             words: [
                 start,
-                end - start,
                 max_objects,
                 blocks,
                 high_water.as_ptr().addr(),
+                versions.report_key(),
             ],
             kind: "Store",
             type_name: core::any::type_name::<T>(),
@@ -185,7 +187,8 @@ fn store_seed(number: u32) -> u32 {
 /// `link` was filled in by `try_new_store`, and its store's scope is live.
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 unsafe fn store_snapshot(link: &PoolLink) -> PoolSnapshot {
-    let [addr, bytes, max_objects, blocks, high_water] = link.words;
+    let [addr, max_objects, blocks, high_water, versions] = link.words;
+    let bytes = high_water + size_of::<AtomicU32>() - addr;
     let top = link.ptr.cast::<AtomicPtr<Block>>();
     // The high-water word was carved from the same block as `top`: the block's
     // provenance (carried by `link.ptr`) reaches it.
@@ -200,6 +203,7 @@ unsafe fn store_snapshot(link: &PoolLink) -> PoolSnapshot {
         high_water_exact: true,
         addr,
         bytes,
+        owns: Some(versions),
     }
 }
 

@@ -1,0 +1,477 @@
+//! Where the memory map picture puts things: its size, its bands, and a box for every
+//! piece of text it draws.
+//!
+//! The picture has a column of labels on the left, one row per scope, pool and marker
+//! in tree order (a scope, its pools with a store's versions pool under the store, then
+//! its child scope), and the band of the block on the right. When the used part of the
+//! block is small (under half), the band shows only that part, with a thin band of the
+//! whole block above it and lines that mark the zoomed range. Each row has a leader line
+//! from the end of its text, right along its own row and up to the band at the item's
+//! place. The rows' leader ends are kept in increasing order, so a leader never crosses
+//! another one.
+//!
+//! Invariant: the layout is computed, not hoped for. Every text is monospace and its
+//! box is `0.6 ×` font size wide per character, the width the renderer also assumes;
+//! no two boxes overlap (rows have rows of their own, scale labels that would touch
+//! their neighbour are dropped, legend entries wrap), and every box and every band lies
+//! inside the picture, whose size is computed from them.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::Write as _;
+
+use super::map::{percent, Bytes, MemoryMap};
+
+/// Width of one character, as a fraction of the font size (monospace).
+pub(super) const CHAR_WIDTH: f64 = 0.6;
+/// The fonts the picture asks for: monospace, so that [`CHAR_WIDTH`] holds.
+pub(super) const FONT_FAMILY: &str = "DejaVu Sans Mono, Menlo, Consolas, monospace";
+
+const MARGIN: f64 = 16.0;
+const TITLE_FONT: f64 = 15.0;
+const ROW_FONT: f64 = 12.0;
+const SMALL_FONT: f64 = 10.0;
+/// Vertical distance between label rows.
+const ROW_STEP: f64 = 17.0;
+/// Space between the label column and the band.
+const GAP: f64 = 28.0;
+/// Width of the band, and room right of it for the last scale label.
+const BAND_W: f64 = 620.0;
+const RIGHT: f64 = 36.0;
+const BAND_H: f64 = 60.0;
+const OVERVIEW_H: f64 = 20.0;
+/// Height of the lane of scale labels above the band.
+const AXIS_H: f64 = 16.0;
+/// Least distance between two leader ends on the band.
+const LEADER_SEP: f64 = 3.0;
+/// A band zooms in when the used part of the block is under this fraction.
+const ZOOM_BELOW: f64 = 0.5;
+
+/// What a piece of text is, for the renderer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Role {
+    /// The heading line.
+    Title,
+    /// The name of a band, left of it.
+    Caption,
+    /// A scale label above the band.
+    Tick,
+    /// A row of the label column.
+    Row(RowKind),
+    /// A legend entry (its box starts with the swatch).
+    Legend(Swatch),
+}
+
+/// What a row labels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum RowKind {
+    Scope,
+    Pool,
+    AllocationPoint,
+    HighWater,
+}
+
+/// A legend swatch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Swatch {
+    Scope,
+    Pool,
+    Store,
+    Finalizer,
+    Free,
+}
+
+/// A piece of text in the memory map picture and the box it takes.
+///
+/// ```
+/// # use scope_stack::LinearAllocator;
+/// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+/// memory.scope("systems", |s| {
+///     let layout = s.report().svg_layout();
+///     let label = layout.labels.iter().find(|l| l.text == "systems  0 B").unwrap();
+///     assert_eq!(label.width, 12.0 * 0.6 * label.font_size);
+///     assert!(label.leader_to.is_some()); // a row, with a leader line to the band
+/// });
+/// ```
+#[doc(hidden)]
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct SvgLabel {
+    /// The text, unescaped (leading spaces indent it).
+    pub text: String,
+    /// Left edge of the box.
+    pub x: f64,
+    /// Top edge of the box.
+    pub y: f64,
+    /// `0.6 × font_size` per character.
+    pub width: f64,
+    /// The font size and a little room for descenders.
+    pub height: f64,
+    /// The font size.
+    pub font_size: f64,
+    /// Where its leader line meets the band, if it has one.
+    pub leader_to: Option<(f64, f64)>,
+    pub(super) role: Role,
+}
+
+/// A horizontal band that draws bytes `0..end` of the block between `x0` and `x1`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct Band {
+    pub(super) x0: f64,
+    pub(super) x1: f64,
+    pub(super) y: f64,
+    pub(super) h: f64,
+    pub(super) end: usize,
+}
+
+impl Band {
+    /// The x of byte offset `off`; offsets past the band's end are drawn at its end.
+    pub(super) fn x(&self, off: usize) -> f64 {
+        if self.end == 0 {
+            self.x0
+        } else {
+            self.x0 + (self.x1 - self.x0) * (off.min(self.end) as f64 / self.end as f64)
+        }
+    }
+}
+
+/// Where everything in the memory map picture goes (see the module docs).
+///
+/// ```
+/// # use scope_stack::LinearAllocator;
+/// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+/// memory.scope("systems", |s| {
+///     s.alloc_raw(1000, 1);
+///     let layout = s.report().svg_layout();
+///     for l in &layout.labels {
+///         assert!(l.x >= 0.0 && l.x + l.width <= layout.width);
+///     }
+/// });
+/// ```
+#[doc(hidden)]
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct SvgLayout {
+    /// Width of the picture (its viewBox).
+    pub width: f64,
+    /// Height of the picture (its viewBox).
+    pub height: f64,
+    /// Every piece of text the picture draws.
+    pub labels: Vec<SvgLabel>,
+    /// The band the scopes and pools are drawn in.
+    pub(super) band: Band,
+    /// The whole block, when `band` shows only its used part.
+    pub(super) overview: Option<Band>,
+    /// For each row label (in `labels` order): the byte range it stands for.
+    pub(super) items: Vec<(usize, usize)>,
+}
+
+fn text_width(text: &str, font: f64) -> f64 {
+    text.chars().count() as f64 * CHAR_WIDTH * font
+}
+
+fn label(text: String, x: f64, y: f64, font: f64, role: Role) -> SvgLabel {
+    SvgLabel {
+        width: text_width(&text, font),
+        height: font + 3.0,
+        text,
+        x,
+        y,
+        font_size: font,
+        leader_to: None,
+        role,
+    }
+}
+
+/// A round size for a scale: `0`, `64 KiB`, `1.5 MiB`.
+fn round_bytes(n: usize) -> String {
+    const KIB: usize = 1024;
+    const MIB: usize = 1024 * 1024;
+    if n == 0 {
+        String::from("0")
+    } else if n % MIB == 0 {
+        alloc::format!("{} MiB", n / MIB)
+    } else if n % KIB == 0 && n < 10 * MIB {
+        alloc::format!("{} KiB", n / KIB)
+    } else {
+        alloc::format!("{}", Bytes(n))
+    }
+}
+
+/// The end of the zoomed band: a little past the high-water mark, rounded up to an
+/// eighth of the next power of two.
+fn zoom_end(high_water: usize, capacity: usize) -> usize {
+    let want = high_water.saturating_add(high_water / 10).max(64);
+    let step = (want.checked_next_power_of_two().unwrap_or(usize::MAX) / 8).max(1);
+    want.div_ceil(step).saturating_mul(step).min(capacity)
+}
+
+/// One row of the label column before it is placed.
+struct Row {
+    text: String,
+    kind: RowKind,
+    range: (usize, usize),
+}
+
+impl MemoryMap {
+    /// The rows of the label column, in tree order.
+    fn rows(&self) -> Vec<Row> {
+        let mut rows = Vec::new();
+        let indent = |n: usize| "  ".repeat(n);
+        for s in &self.scopes {
+            let depth = s.depth as usize;
+            let mut text = alloc::format!("{}{}  {}", indent(depth), s.name, Bytes(s.own_bytes));
+            if let Some(b) = s.budget {
+                let _ = write!(text, " of {} budget", Bytes(b));
+            }
+            if s.finalizers > 0 {
+                let _ = write!(
+                    text,
+                    ", {} finalizer{}",
+                    s.finalizers,
+                    if s.finalizers == 1 { "" } else { "s" }
+                );
+            }
+            if let Some(c) = &s.concurrent {
+                let _ = write!(text, ", {} chunks", c.chunks.len());
+            }
+            rows.push(Row {
+                text,
+                kind: RowKind::Scope,
+                range: (s.start, s.start.saturating_add(s.own_bytes)),
+            });
+            for (p, level) in s.pool_tree() {
+                let text = alloc::format!(
+                    "{}{}<{}> {}/{}, {}",
+                    indent(depth + 1 + level),
+                    p.kind,
+                    p.type_name,
+                    p.len,
+                    p.capacity,
+                    Bytes(p.bytes)
+                );
+                rows.push(Row {
+                    text,
+                    kind: RowKind::Pool,
+                    range: self.drawn_range(s, p),
+                });
+            }
+        }
+        let used = alloc::format!("{}", Bytes(self.used));
+        if self.used == self.high_water_mark {
+            rows.push(Row {
+                text: alloc::format!("allocation point = high-water {used}"),
+                kind: RowKind::AllocationPoint,
+                range: (self.used, self.used),
+            });
+        } else {
+            rows.push(Row {
+                text: alloc::format!("allocation point {used}"),
+                kind: RowKind::AllocationPoint,
+                range: (self.used, self.used),
+            });
+            rows.push(Row {
+                text: alloc::format!("high-water {}", Bytes(self.high_water_mark)),
+                kind: RowKind::HighWater,
+                range: (self.high_water_mark, self.high_water_mark),
+            });
+        }
+        rows
+    }
+
+    /// The bytes a pool row is drawn over: its own, and for an owner (a store) those of
+    /// every row it owns too.
+    pub(super) fn drawn_range(
+        &self,
+        scope: &super::map::ScopeReport,
+        pool: &super::map::PoolReport,
+    ) -> (usize, usize) {
+        let own = (pool.offset, pool.offset.saturating_add(pool.bytes));
+        let index = scope.pools.iter().position(|p| core::ptr::eq(p, pool));
+        scope
+            .pools
+            .iter()
+            .filter(|p| index.is_some() && p.owner == index)
+            .fold(own, |(a, b), p| {
+                (a.min(p.offset), b.max(p.offset.saturating_add(p.bytes)))
+            })
+    }
+
+    /// Where the picture of this map puts its bands and every piece of text: the boxes
+    /// [`to_svg`](Self::to_svg) draws, each `0.6 × font size` wide per character. No
+    /// two boxes overlap, and all lie inside `0..width` × `0..height`.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("systems", |s| {
+    ///     s.scope("level", |l| {
+    ///         let layout = l.report().svg_layout();
+    ///         let rows: Vec<_> = layout.labels.iter().filter(|l| l.leader_to.is_some()).collect();
+    ///         assert_eq!(rows[0].text, "systems  0 B");
+    ///         assert_eq!(rows[1].text, "  level  0 B");
+    ///     });
+    /// });
+    /// ```
+    #[doc(hidden)]
+    pub fn svg_layout(&self) -> SvgLayout {
+        let rows = self.rows();
+        let mut labels = Vec::new();
+        let title = alloc::format!(
+            "Memory map: {} block, {} used ({:.1}%), high-water {} ({:.1}%)",
+            Bytes(self.capacity),
+            Bytes(self.used),
+            percent(self.used, self.capacity),
+            Bytes(self.high_water_mark),
+            percent(self.high_water_mark, self.capacity),
+        );
+        labels.push(label(title, MARGIN, MARGIN, TITLE_FONT, Role::Title));
+        let mut y = MARGIN + TITLE_FONT + 3.0 + 14.0;
+
+        let zoom = self.capacity > 0
+            && (self.high_water_mark as f64) < ZOOM_BELOW * self.capacity as f64
+            && zoom_end(self.high_water_mark, self.capacity) < self.capacity;
+        let end = if zoom {
+            zoom_end(self.high_water_mark, self.capacity)
+        } else {
+            self.capacity
+        };
+        let overview_caption = alloc::format!("whole block, {}", Bytes(self.capacity));
+        let band_caption = if zoom {
+            alloc::format!("zoom: 0 to {}", round_bytes(end))
+        } else {
+            String::from("block")
+        };
+        // The label column is as wide as its widest text.
+        let column = rows
+            .iter()
+            .map(|r| text_width(&r.text, ROW_FONT))
+            .chain([
+                text_width(&band_caption, ROW_FONT),
+                if zoom {
+                    text_width(&overview_caption, ROW_FONT)
+                } else {
+                    0.0
+                },
+            ])
+            .fold(0.0, f64::max);
+        let x0 = MARGIN + column + GAP;
+        let x1 = x0 + BAND_W;
+
+        let overview = zoom.then(|| {
+            let band = Band {
+                x0,
+                x1,
+                y,
+                h: OVERVIEW_H,
+                end: self.capacity,
+            };
+            labels.push(label(
+                overview_caption,
+                MARGIN,
+                y + (OVERVIEW_H - ROW_FONT - 3.0) / 2.0,
+                ROW_FONT,
+                Role::Caption,
+            ));
+            y += OVERVIEW_H + 22.0;
+            band
+        });
+
+        // Scale labels above the band: a power-of-two step with room between labels.
+        let axis_y = y;
+        y += AXIS_H;
+        let band = Band {
+            x0,
+            x1,
+            y,
+            h: BAND_H,
+            end,
+        };
+        let widest = text_width(&round_bytes(end), SMALL_FONT) + 12.0;
+        let most_ticks = ((BAND_W / widest.max(1.0)) as usize).max(1);
+        let mut step = 1usize;
+        while end / step > most_ticks && step < usize::MAX / 2 {
+            step *= 2;
+        }
+        let mut last_right = f64::NEG_INFINITY;
+        let mut tick = 0usize;
+        loop {
+            let text = round_bytes(tick);
+            let w = text_width(&text, SMALL_FONT);
+            let cx = band.x(tick);
+            let lx = (cx - w / 2.0).max(x0 - GAP / 2.0);
+            if lx > last_right + 6.0 && lx + w <= x1 + RIGHT - 2.0 {
+                last_right = lx + w;
+                labels.push(label(text, lx, axis_y, SMALL_FONT, Role::Tick));
+            }
+            match tick.checked_add(step) {
+                Some(next) if next <= end => tick = next,
+                _ => break,
+            }
+        }
+        labels.push(label(
+            band_caption,
+            MARGIN,
+            y + (BAND_H - ROW_FONT - 3.0) / 2.0,
+            ROW_FONT,
+            Role::Caption,
+        ));
+        y += BAND_H + 14.0;
+
+        // The rows, with leader ends on the band in increasing order.
+        let mut items = Vec::new();
+        let mut last_end = f64::NEG_INFINITY;
+        for r in rows {
+            let (a, b) = (band.x(r.range.0), band.x(r.range.1));
+            let inset = ((b - a) / 2.0).min(LEADER_SEP);
+            let to = if a == b {
+                a
+            } else {
+                (last_end + LEADER_SEP).max(a + inset).min(b)
+            };
+            last_end = to;
+            let mut l = label(r.text, MARGIN, y, ROW_FONT, Role::Row(r.kind));
+            l.leader_to = Some((to, band.y + band.h));
+            labels.push(l);
+            items.push(r.range);
+            y += ROW_STEP;
+        }
+
+        // The legend, wrapped to the picture's width.
+        let width = (x1 + RIGHT).max(MARGIN + text_width(&labels[0].text, TITLE_FONT) + MARGIN);
+        y += 8.0;
+        let mut x = MARGIN;
+        for (text, swatch) in [
+            ("scope", Swatch::Scope),
+            ("pool", Swatch::Pool),
+            ("store", Swatch::Store),
+            ("finalized object", Swatch::Finalizer),
+            ("free", Swatch::Free),
+        ] {
+            let mut l = label(
+                String::from(text),
+                x,
+                y,
+                ROW_FONT - 1.0,
+                Role::Legend(swatch),
+            );
+            l.width += 16.0;
+            if l.x + l.width > width - MARGIN {
+                y += ROW_STEP;
+                l.x = MARGIN;
+                l.y = y;
+            }
+            x = l.x + l.width + 18.0;
+            labels.push(l);
+        }
+        y += ROW_STEP;
+        SvgLayout {
+            width,
+            height: y + MARGIN,
+            labels,
+            band,
+            overview,
+            items,
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! The memory map picture is readable: its labels never overlap, nothing lies outside
+//! the picture, a block used 1.6% is drawn zoomed in, type names are short, and a
+//! store's versions pool is listed under its store.
+//!
+//! Set `SCOPE_STACK_SVG_DIR` to a folder to also write the pictures there.
+
+use scope_stack::{LinearAllocator, MemoryMap, SvgLabel, SvgLayout};
+
+#[derive(Clone, Copy, Default)]
+struct Enemy {
+    _position: [f32; 3],
+    _health: u32,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Projectile {
+    _position: [f32; 3],
+    _velocity: [f32; 3],
+}
+
+/// A game's block: systems with a store and a pool, a level with pools, a dense pool
+/// and finalized objects, and on top either a frame scope of `frame_bytes` or a
+/// concurrent loading scope. Returns the map taken from the innermost scope.
+fn scene(capacity: usize, frame_bytes: usize, concurrent: bool) -> MemoryMap {
+    let mut memory = LinearAllocator::with_capacity(capacity).unwrap();
+    memory.scope("systems", |systems| {
+        systems.new_object(String::from("renderer"));
+        systems.alloc_slice_fill_with(8 * 1024, |i| i as u8);
+        let settings = systems.new_store::<[f32; 4]>(64, 128);
+        for i in 0..20 {
+            settings.create([i as f32; 4]).unwrap();
+        }
+        let names = systems.new_pool::<String>(32);
+        let _n = names.insert(String::from("player")).unwrap();
+        systems.scope_with_budget("level", 448 * 1024, |level| {
+            level.alloc_slice_fill_with(24 * 1024, |i| i as u32);
+            let enemies = level.new_pool::<Enemy>(2048);
+            let projectiles = level.new_pool::<Projectile>(4096);
+            let sounds = level.new_pool::<Option<Vec<String>>>(64);
+            let tuples = level.new_pool::<(u8, [u16; 3])>(16);
+            let _e: Vec<_> = (0..700).map(|_| enemies.insert(Enemy::default())).collect();
+            let _p: Vec<_> = (0..1500)
+                .map(|_| projectiles.insert(Projectile::default()))
+                .collect();
+            let _s = sounds.insert(None).unwrap();
+            let _t = tuples.insert((1, [2; 3])).unwrap();
+            let props = level.new_dense_pool::<u64>(512);
+            for i in 0..300 {
+                props.insert(i).unwrap();
+            }
+            level.new_object(String::from("level name"));
+            if concurrent {
+                level.scope_concurrent("loading", |loading| {
+                    std::thread::scope(|t| {
+                        for _ in 0..3 {
+                            t.spawn(|| {
+                                loading.alloc_slice_fill_with(2000, |i| i as u32);
+                                loading.new_object(String::from("mesh"));
+                            });
+                        }
+                    });
+                    loading.report()
+                })
+            } else {
+                level.scope("frame", |frame| {
+                    frame.alloc_slice_fill_with(16 * 1024, |i| i as u16);
+                    frame.scope("job", |job| {
+                        job.alloc_raw(frame_bytes, 16);
+                        job.report()
+                    })
+                })
+            }
+        })
+    })
+}
+
+fn overlap(a: &SvgLabel, b: &SvgLabel) -> bool {
+    a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height
+}
+
+/// Every number in an attribute `name="..."` of the picture.
+fn attribute_values(svg: &str, name: &str) -> Vec<f64> {
+    let key = format!(" {name}=\"");
+    svg.match_indices(&key)
+        .map(|(at, _)| {
+            let rest = &svg[at + key.len()..];
+            rest[..rest.find('"').unwrap()].parse::<f64>().unwrap()
+        })
+        .collect()
+}
+
+/// The checks every picture must pass.
+fn assert_readable(map: &MemoryMap, name: &str) -> SvgLayout {
+    let layout = map.svg_layout();
+    let svg = map.to_svg();
+    if let Some(dir) = std::env::var_os("SCOPE_STACK_SVG_DIR") {
+        std::fs::write(std::path::Path::new(&dir).join(format!("{name}.svg")), &svg).unwrap();
+    }
+    let (w, h) = (layout.width, layout.height);
+    assert!(
+        svg.contains(&format!("viewBox=\"0 0 {w:.2} {h:.2}\"")),
+        "{name}"
+    );
+    for (i, a) in layout.labels.iter().enumerate() {
+        assert!(
+            a.x >= 0.0 && a.y >= 0.0 && a.x + a.width <= w && a.y + a.height <= h,
+            "{name}: {a:?} lies outside 0 0 {w} {h}"
+        );
+        assert_eq!(
+            a.width,
+            a.text.chars().count() as f64 * 0.6 * a.font_size + legend(a)
+        );
+        for b in &layout.labels[i + 1..] {
+            assert!(!overlap(a, b), "{name}: {a:?} overlaps {b:?}");
+        }
+        if let Some((x, y)) = a.leader_to {
+            assert!(
+                (0.0..=w).contains(&x) && (0.0..=h).contains(&y),
+                "{name}: {a:?}"
+            );
+        }
+    }
+    // Leaders end in increasing order, so none crosses another.
+    let ends: Vec<f64> = layout
+        .labels
+        .iter()
+        .filter_map(|l| l.leader_to.map(|(x, _)| x))
+        .collect();
+    assert!(ends.windows(2).all(|p| p[0] <= p[1]), "{name}: {ends:?}");
+    // Nothing is drawn outside the picture.
+    for attr in ["x", "x1", "x2"] {
+        for v in attribute_values(&svg, attr) {
+            assert!((0.0..=w).contains(&v), "{name}: {attr}={v} outside 0..{w}");
+        }
+    }
+    for attr in ["y", "y1", "y2"] {
+        for v in attribute_values(&svg, attr) {
+            assert!((0.0..=h).contains(&v), "{name}: {attr}={v} outside 0..{h}");
+        }
+    }
+    // Every text the picture draws is a label of the layout.
+    assert_eq!(svg.matches("<text ").count(), layout.labels.len(), "{name}");
+    // Type names are short.
+    for l in &layout.labels {
+        assert!(!l.text.contains("::"), "{name}: {}", l.text);
+    }
+    layout
+}
+
+/// Legend boxes start with a 16-unit swatch.
+fn legend(l: &SvgLabel) -> f64 {
+    let legend = ["scope", "pool", "store", "finalized object", "free"];
+    if legend.contains(&l.text.as_str()) && l.leader_to.is_none() {
+        16.0
+    } else {
+        0.0
+    }
+}
+
+fn rows(layout: &SvgLayout) -> Vec<&str> {
+    layout
+        .labels
+        .iter()
+        .filter(|l| l.leader_to.is_some())
+        .map(|l| l.text.as_str())
+        .collect()
+}
+
+#[test]
+fn a_block_used_90_percent_has_no_overlapping_labels() {
+    // 512 KiB: about 366 KiB before the job, which takes the block to ~90%.
+    let map = scene(512 * 1024, 94 * 1024, false);
+    let used = map.used as f64 / map.capacity as f64;
+    assert!((0.85..0.95).contains(&used), "{used}");
+    let layout = assert_readable(&map, "used_90");
+    let rows = rows(&layout);
+    let store = rows
+        .iter()
+        .position(|r| r.starts_with("  Store<[f32; 4]> 20/64"))
+        .unwrap();
+    assert!(rows[store + 1].starts_with("    Pool<Version<[f32; 4]>> 20/128"));
+    assert!(rows
+        .iter()
+        .any(|r| r.starts_with("    Pool<Enemy> 700/2048")));
+    assert!(rows
+        .iter()
+        .any(|r| r.starts_with("    Pool<Option<Vec<String>>> 1/64")));
+    assert!(rows
+        .iter()
+        .any(|r| r.starts_with("    Pool<(u8, [u16; 3])> 1/16")));
+    assert!(rows
+        .iter()
+        .any(|r| r.starts_with("    DensePool<u64> 300/512")));
+    assert!(rows.iter().any(|r| r.starts_with("      job  94.0 KiB")));
+    assert!(rows
+        .last()
+        .unwrap()
+        .starts_with("allocation point = high-water"));
+}
+
+#[test]
+fn a_block_used_1_6_percent_is_drawn_zoomed_in() {
+    // 22.5 MiB with about 366 KiB in use: 1.6%.
+    let map = scene(45 * 512 * 1024, 100, false);
+    let used = map.used as f64 * 100.0 / map.capacity as f64;
+    assert!((1.4..1.8).contains(&used), "{used}");
+    let layout = assert_readable(&map, "used_1_6");
+    assert!(layout
+        .labels
+        .iter()
+        .any(|l| l.text == "whole block, 22.5 MiB"));
+    let zoom = layout
+        .labels
+        .iter()
+        .find(|l| l.text.starts_with("zoom: 0 to "))
+        .unwrap();
+    assert_eq!(zoom.text, "zoom: 0 to 448 KiB");
+    // Each scope has room on the band: its leader ends at least 40 units from the next
+    // scope's.
+    let scope_ends: Vec<f64> = layout
+        .labels
+        .iter()
+        .filter(|l| {
+            ["systems", "  level", "    frame"]
+                .iter()
+                .any(|s| l.text.starts_with(&format!("{s}  ")))
+        })
+        .map(|l| l.leader_to.unwrap().0)
+        .collect();
+    assert_eq!(scope_ends.len(), 3);
+    assert!(
+        scope_ends.windows(2).all(|p| p[1] - p[0] > 40.0),
+        "{scope_ends:?}"
+    );
+}
+
+#[test]
+fn a_concurrent_scope_and_a_store_read_well() {
+    let map = scene(1 << 20, 0, true);
+    let layout = assert_readable(&map, "concurrent");
+    let rows = rows(&layout);
+    assert!(
+        rows.iter().any(|r| r.starts_with("    loading  ")),
+        "{rows:?}"
+    );
+    assert!(map.to_svg().contains("class=\"chunk\""));
+}
+
+#[test]
+fn an_empty_map_and_a_tiny_block_still_fit() {
+    let memory = LinearAllocator::with_capacity(64).unwrap();
+    assert_readable(&memory.report(), "empty");
+    let mut memory = LinearAllocator::with_capacity(100).unwrap();
+    memory.scope("a scope with a long name that is longer than most", |s| {
+        s.alloc_raw(99, 1);
+        assert_readable(&s.report(), "tiny");
+    });
+}
+
+#[test]
+fn the_allocation_point_and_a_higher_high_water_mark_get_a_row_each() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("loading", |l| {
+        l.alloc_raw(100 * 1024, 8);
+    });
+    memory.scope("game", |game| {
+        game.alloc_raw(1024, 8);
+        let layout = assert_readable(&game.report(), "high_water");
+        let rows = rows(&layout);
+        assert_eq!(
+            rows,
+            [
+                "game  1.0 KiB",
+                "allocation point 1.0 KiB",
+                "high-water 100.0 KiB"
+            ]
+        );
+        assert!(layout.labels.iter().any(|l| l.text == "zoom: 0 to 112 KiB"));
+    });
+}
