@@ -16,7 +16,12 @@
 //!   `try_` forms). Memory never overlaps.
 //! - After a thread's first use nothing here touches the global heap: the arenas are
 //!   built once and reused; [`set_capacity`] rebuilds them only when asked to.
-//! - Arenas belong to their thread; scopes on them are neither `Send` nor `Sync`.
+//! - Arenas belong to their thread while it runs; scopes on them are neither `Send`
+//!   nor `Sync`. When the thread exits, its pair goes to a spare list (see `spare`)
+//!   that the next thread takes it from, so threads spawned every frame reserve no new
+//!   scratch memory once the list holds a pair for each of them.
+//! - Scratch works in a thread-local destructor too: once this thread's arenas are
+//!   gone, a call borrows a pair for its own duration.
 //!
 //! # Capacity
 //!
@@ -45,8 +50,9 @@ pub const DEFAULT_CAPACITY: usize = 1 << 20;
 static DEFAULT: AtomicUsize = AtomicUsize::new(0);
 
 std::thread_local! {
-    /// This thread's two arenas, built on first use.
-    static ARENAS: RefCell<Option<[LinearAllocator; 2]>> = const { RefCell::new(None) };
+    /// This thread's two arenas, taken from the spare list or built on first use, and
+    /// handed back to the spare list when the thread exits (see `spare`).
+    static ARENAS: RefCell<Option<Arenas>> = const { RefCell::new(None) };
 }
 
 /// Scope names, one per arena, for reports and errors.
@@ -120,7 +126,7 @@ pub fn set_capacity(bytes: usize) -> Result<(), SetCapacityError> {
     ARENAS.with(|cell| {
         let mut slot = cell.try_borrow_mut().map_err(|_| SetCapacityError::Busy)?;
         let arenas = build(bytes).map_err(SetCapacityError::Alloc)?;
-        *slot = Some(arenas);
+        *slot = Some(Arenas::new(arenas));
         Ok(())
     })
 }
@@ -139,29 +145,53 @@ fn default_capacity() -> usize {
     }
 }
 
-/// Runs `g` with this thread's arenas, building them on first use.
+/// Runs `g` with this thread's arenas, taking or building them on first use.
+///
+/// A call made while the thread's locals are being destroyed (from another
+/// thread-local's destructor, after this thread's arenas went back to the spare list)
+/// borrows a pair for its own duration instead.
 #[inline]
 fn with_arenas<R>(g: impl FnOnce(&[LinearAllocator; 2]) -> R) -> R {
-    ARENAS.with(|cell| {
+    let mut g = Some(g);
+    let ran = ARENAS.try_with(|cell| {
+        let g = g.take().expect("called once");
         let arenas = cell.borrow();
         if let Some(a) = arenas.as_ref() {
-            return g(a);
+            return g(a.get());
         }
         drop(arenas);
         init(cell);
         match cell.borrow().as_ref() {
-            Some(a) => g(a),
+            Some(a) => g(a.get()),
             None => unreachable!("the arenas were just built"),
         }
-    })
+    });
+    match ran {
+        Ok(r) => r,
+        Err(_) => borrowed(g.take().expect("not run while the locals were alive")),
+    }
 }
 
-/// Builds this thread's arenas (first use only).
+/// Takes a pair from the spare list, or builds one.
+fn take_or_build() -> [LinearAllocator; 2] {
+    let capacity = default_capacity();
+    spare::take(capacity).unwrap_or_else(|| build(capacity).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// Gives this thread its arenas (first use only).
 #[cold]
 #[inline(never)]
-fn init(cell: &RefCell<Option<[LinearAllocator; 2]>>) {
-    let arenas = build(default_capacity()).unwrap_or_else(|e| panic!("{e}"));
-    *cell.borrow_mut() = Some(arenas);
+fn init(cell: &RefCell<Option<Arenas>>) {
+    *cell.borrow_mut() = Some(Arenas::new(take_or_build()));
+}
+
+/// Runs `g` on a pair borrowed for this call alone: the thread's own arenas are gone.
+#[cold]
+#[inline(never)]
+fn borrowed<R>(g: impl FnOnce(&[LinearAllocator; 2]) -> R) -> R {
+    // Dropped after `g`, even if it panics: the pair goes back to the spare list.
+    let arenas = Arenas::new(take_or_build());
+    g(arenas.get())
 }
 
 /// Runs `f` with a fresh scope on this thread's scratch arena, then unwinds it.
@@ -224,7 +254,8 @@ pub fn scratch_for<'env, R>(
 }
 
 /// Usage of this thread's two scratch arenas: `(used, high-water mark)` in bytes for
-/// each, or `None` if the thread has not used scratch yet.
+/// each, or `None` if the thread has not used scratch yet (or its arenas are gone: it is
+/// exiting).
 ///
 /// ```
 /// scope_stack::scratch(|s| { s.alloc_raw(100, 1); });
@@ -233,14 +264,21 @@ pub fn scratch_for<'env, R>(
 /// assert!(high >= 100);
 /// ```
 pub fn usage() -> Option<[(usize, usize); 2]> {
-    ARENAS.with(|cell| {
-        let arenas = cell.borrow();
-        arenas
-            .as_ref()
-            .map(|a| [0, 1].map(|i| (a[i].used(), a[i].high_water_mark())))
-    })
+    ARENAS
+        .try_with(|cell| {
+            let arenas = cell.borrow();
+            arenas
+                .as_ref()
+                .map(|a| a.get())
+                .map(|a| [0, 1].map(|i| (a[i].used(), a[i].high_water_mark())))
+        })
+        .ok()
+        .flatten()
 }
 
 mod pads;
+mod spare;
+
+use spare::Arenas;
 
 pub use pads::{PadStats, ScratchPads};

@@ -9,7 +9,11 @@
 //!   through scopes that nest strictly on that thread; the run-time rule of
 //!   `crate::block::cursor` makes an outer scope's allocations fail while an inner one lives.
 //! - Statistics and the frame reset take `&mut self`, so no scope is live while they run.
+//! - A call made while the thread is exiting, after `thread_local`'s own per-thread
+//!   state is gone (from another thread-local's destructor), gets a block for that call
+//!   alone instead of the thread's pad; see [`ScratchPads::try_with`].
 
+use core::cell::Cell;
 use std::thread::ThreadId;
 
 use thread_local::ThreadLocal;
@@ -17,6 +21,32 @@ use thread_local::ThreadLocal;
 use crate::block::linear::LinearAllocator;
 use crate::error::AllocError;
 use crate::scope::Scope;
+
+/// Whether this thread's `thread_local` state may still be used: 0 before the thread's
+/// first pad, 1 once [`EXIT_MARK`] is registered, 2 once it is destroyed.
+///
+/// `thread_local` registers its per-thread destructor at a thread's first insert; the
+/// mark is registered right after that, and thread-locals are destroyed in the reverse
+/// order of registration, so the mark goes first. After it, asking `thread_local` for
+/// a new slot would touch its destroyed state (a panic in a destructor: an abort).
+mod exit {
+    use super::Cell;
+
+    std::thread_local! {
+        pub(super) static STATE: Cell<u8> = const { Cell::new(0) };
+        pub(super) static EXIT_MARK: Mark = const { Mark };
+    }
+
+    /// Sets [`STATE`] to 2 when destroyed.
+    pub(super) struct Mark;
+
+    impl Drop for Mark {
+        fn drop(&mut self) {
+            STATE.with(|s| s.set(2));
+        }
+    }
+}
+use exit::{EXIT_MARK, STATE};
 
 /// One thread's pad.
 struct Pad {
@@ -110,9 +140,14 @@ impl ScratchPads {
     /// gets the latter) would invalidate it under the aliasing model as soon as it
     /// wrote to the pad, and the outer scope's next use of its pad would be undefined
     /// behaviour. Shared references made from the same slot may all be used in turn.
-    fn pad(&self) -> Result<&Pad, AllocError> {
+    fn pad(&self) -> Result<Option<&Pad>, AllocError> {
         if let Some(pad) = self.pads.get() {
-            return Ok(pad);
+            return Ok(Some(pad));
+        }
+        let state = STATE.with(Cell::get);
+        if state == 2 {
+            // The thread is exiting and `thread_local`'s state may be gone.
+            return Ok(None);
         }
         // The returned reference is dropped at once; see above.
         let _ = self.pads.get_or_try(|| {
@@ -122,10 +157,16 @@ impl ScratchPads {
                 peak: 0,
             })
         })?;
-        Ok(self
-            .pads
-            .get()
-            .expect("this thread's pad was inserted just above"))
+        if state == 0 {
+            // Registered after `thread_local`'s destructor, so destroyed before it.
+            EXIT_MARK.with(|_| ());
+            STATE.with(|s| s.set(1));
+        }
+        Ok(Some(
+            self.pads
+                .get()
+                .expect("this thread's pad was inserted just above"),
+        ))
     }
 
     /// Runs `f` with a scope on the calling thread's pad, then unwinds it. Works on any
@@ -157,8 +198,15 @@ impl ScratchPads {
         &self,
         f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
     ) -> Result<R, AllocError> {
-        let pad = self.pad()?;
-        Ok(pad.block.scope_shared("scratch pad", f))
+        match self.pad()? {
+            Some(pad) => Ok(pad.block.scope_shared("scratch pad", f)),
+            // Called from a thread-local's destructor on an exiting thread: a block for
+            // this call alone (not in `stats`).
+            None => {
+                let block = LinearAllocator::with_capacity(self.capacity)?;
+                Ok(block.scope_shared("scratch pad (thread exiting)", f))
+            }
+        }
     }
 
     /// Per-thread usage, one entry per thread that has used the pads.
