@@ -37,17 +37,10 @@
 
 use core::cell::RefCell;
 use core::fmt;
-use core::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::block::linear::LinearAllocator;
 use crate::error::AllocError;
 use crate::scope::{Scope, ScopeStack};
-
-/// The capacity of each of a thread's two scratch arenas, in bytes, unless configured.
-pub const DEFAULT_CAPACITY: usize = 1 << 20;
-
-/// Capacity for threads that have not built their arenas yet (0: [`DEFAULT_CAPACITY`]).
-static DEFAULT: AtomicUsize = AtomicUsize::new(0);
 
 std::thread_local! {
     /// This thread's two arenas, taken from the spare list or built on first use, and
@@ -106,7 +99,7 @@ impl std::error::Error for SetCapacityError {}
 /// ```
 pub fn set_default_capacity(bytes: usize) {
     assert!(bytes > 0, "scratch capacity must be greater than zero");
-    DEFAULT.store(bytes, Ordering::Relaxed);
+    spare::set_default_capacity(bytes);
 }
 
 /// Rebuilds this thread's scratch arenas with `bytes` bytes each. Call it before the
@@ -138,13 +131,6 @@ fn build(bytes: usize) -> Result<[LinearAllocator; 2], AllocError> {
     ])
 }
 
-fn default_capacity() -> usize {
-    match DEFAULT.load(Ordering::Relaxed) {
-        0 => DEFAULT_CAPACITY,
-        n => n,
-    }
-}
-
 /// Runs `g` with this thread's arenas, taking or building them on first use.
 ///
 /// A call made while the thread's locals are being destroyed (from another
@@ -174,7 +160,7 @@ fn with_arenas<R>(g: impl FnOnce(&[LinearAllocator; 2]) -> R) -> R {
 
 /// Takes a pair from the spare list, or builds one.
 fn take_or_build() -> [LinearAllocator; 2] {
-    let capacity = default_capacity();
+    let capacity = spare::default_capacity();
     spare::take(capacity).unwrap_or_else(|| build(capacity).unwrap_or_else(|e| panic!("{e}")))
 }
 
@@ -280,5 +266,7 @@ mod pads;
 mod spare;
 
 use spare::Arenas;
+
+pub use spare::DEFAULT_CAPACITY;
 
 pub use pads::{PadStats, ScratchPads};

@@ -30,7 +30,7 @@ use crate::scope::Scope;
 /// order of registration, so the mark goes first. After it, asking `thread_local` for
 /// a new slot would touch its destroyed state (a panic in a destructor: an abort).
 mod exit {
-    use super::Cell;
+    use core::cell::Cell;
 
     std::thread_local! {
         pub(super) static STATE: Cell<u8> = const { Cell::new(0) };

@@ -14,10 +14,34 @@
 //!   the time they are returned; others are freed. Taking or returning a pair locks a
 //!   mutex, once per thread start and exit: no hot path goes through here.
 
+use core::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::vec::Vec;
 
 use crate::block::linear::LinearAllocator;
+
+/// The capacity of each of a thread's two scratch arenas, in bytes, unless configured.
+///
+/// ```
+/// assert_eq!(scope_stack::scratch::DEFAULT_CAPACITY, 1 << 20);
+/// ```
+pub const DEFAULT_CAPACITY: usize = 1 << 20;
+
+/// Capacity for threads that have not taken their arenas yet (0: [`DEFAULT_CAPACITY`]).
+static DEFAULT: AtomicUsize = AtomicUsize::new(0);
+
+/// Sets the capacity new threads' arenas get (see `scratch::set_default_capacity`).
+pub(super) fn set_default_capacity(bytes: usize) {
+    DEFAULT.store(bytes, Ordering::Relaxed);
+}
+
+/// The capacity new threads' arenas get.
+pub(super) fn default_capacity() -> usize {
+    match DEFAULT.load(Ordering::Relaxed) {
+        0 => DEFAULT_CAPACITY,
+        n => n,
+    }
+}
 
 /// Most pairs kept: enough for a frame's worth of short-lived workers on a large
 /// machine; beyond it, an exiting thread frees its pair.
@@ -51,7 +75,7 @@ impl Arenas {
 impl Drop for Arenas {
     fn drop(&mut self) {
         if let Some(pair) = self.pair.take() {
-            give_back(pair, super::default_capacity());
+            give_back(pair, default_capacity());
         }
     }
 }
