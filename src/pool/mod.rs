@@ -228,7 +228,7 @@ use core::mem::{align_of, size_of};
 use core::ptr::{self, NonNull};
 
 use crate::scope::finalizer::ObjectLayout;
-use crate::sync::{AtomicU32, Ordering};
+use crate::sync::Ordering;
 
 use free_list::{Head, HEADS_PER_SHARD};
 pub use handle::Handle;
@@ -250,7 +250,7 @@ pub const DEFAULT_SHARD_SLOTS: usize = 32;
 const _: () = assert!(MAX_POOL_CAPACITY - 1 == INDEX_MASK as usize);
 // The 8-bytes-per-slot promise (loom's instrumented atomics are larger).
 #[cfg(not(loom))]
-static_assertions::assert_eq_size!(AtomicU32, u32);
+static_assertions::assert_eq_size!(crate::sync::AtomicU32, u32);
 /// A fixed-capacity, lock-free, thread-safe object pool living in a scope.
 ///
 /// Made by [`ScopeStack::new_pool`](crate::ScopeStack::new_pool). See the [module docs](crate::pool) for the

@@ -6,9 +6,6 @@
 
 use core::fmt;
 
-#[cfg(loom)]
-use loom::sync::atomic::AtomicPtr;
-
 use crate::pool::PoolBox;
 use crate::sync::AtomicU64;
 

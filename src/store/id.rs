@@ -6,9 +6,6 @@
 
 use core::fmt;
 
-#[cfg(loom)]
-use loom::sync::atomic::AtomicPtr;
-
 /// The name of an object in a [`Store`](crate::store::Store): a `u64` holding a 32-bit index and a 32-bit
 /// generation.
 ///

@@ -6,9 +6,6 @@
 
 use core::fmt;
 
-#[cfg(loom)]
-use loom::sync::atomic::AtomicPtr;
-
 use crate::pool::Pool;
 use crate::sync::Ordering;
 

@@ -3,9 +3,6 @@
 //! This module owns [`Version`]. Invariant: a version's value never changes once it is
 //! published; it is freed only by `end_frame`, and only when no `Pinned` holds it.
 
-#[cfg(loom)]
-use loom::sync::atomic::AtomicPtr;
-
 use super::table::NONE;
 use crate::sync::AtomicU32;
 

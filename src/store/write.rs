@@ -6,9 +6,6 @@
 //! old version or the new one, complete; the replaced version goes to the garbage lists
 //! and is freed only at `end_frame`.
 
-#[cfg(loom)]
-use loom::sync::atomic::AtomicPtr;
-
 use crate::pool::{Pool, PoolBox};
 use crate::sync::Ordering;
 
