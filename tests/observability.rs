@@ -642,7 +642,11 @@ fn reports_may_run_while_another_thread_churns_a_dense_pool() {
                 let map = level.report();
                 let dense = rows(&map, 0, "DensePool")[0];
                 assert!(dense.len <= 2 && dense.high_water_len <= 2);
-                assert!(rows(&map, 0, "Store")[0].len <= 1);
+                // A store's `len` is counted entry by entry while the writer moves on
+                // to fresh indices: a sample bounded by the indices used so far, not a
+                // snapshot (see `PoolReport::len`). The exact figures come after the
+                // join.
+                assert!(rows(&map, 0, "Store")[0].len <= rounds as usize);
             }
         });
         let map = level.report();

@@ -144,7 +144,11 @@ pub struct PoolReport {
     /// pool), the index of that row in [`ScopeReport::pools`]. Text and picture show
     /// such a pool nested under its owner.
     pub owner: Option<usize>,
-    /// Live objects (for a store: objects that hold a version).
+    /// Live objects (for a store: objects that hold a version). A pool's figure is one
+    /// counter, exact at the moment it was read. A store's is counted entry by entry:
+    /// exact when no thread creates or destroys objects meanwhile, and otherwise a
+    /// sample that may count an object destroyed during the count together with one
+    /// created after it (never more than the object indices the store has used).
     pub len: usize,
     /// Slots (for a store: `max_objects`).
     pub capacity: usize,
