@@ -41,7 +41,9 @@
 //! use scope_stack::LinearAllocator;
 //! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
 //! memory.scope("level", |level| {
-//!     let escaped = level.scope_concurrent("jobs", |jobs| jobs.new_pod(1u32));
+//!     let mut escaped: Option<&mut u32> = None;
+//!     level.scope_concurrent("jobs", |jobs| escaped = Some(jobs.new_pod(1u32)));
+//!     drop(escaped);
 //! });
 //! ```
 //!
