@@ -8,6 +8,24 @@
 //! so, and a pool with that many shards gives each its own. Past [`DENSE`] live threads,
 //! further threads share indices from a wrapping counter: correct, only slower.
 //!
+//! A thread often finishes its work before it gives its index back: `std::thread::scope`
+//! returns once the workers' closures have returned, and their thread-locals (and so
+//! their indices) go a little later. Workers spawned again at once would find the low
+//! indices taken and climb past the pool's shard count, where `index % shards` puts two
+//! live threads on one home shard. So a new thread whose lowest free index is at or
+//! above the count the program has settled at (one more than the highest index a thread
+//! has kept) sleeps in short steps, up to 5 ms, until an exiting thread gives a lower
+//! index back, and takes that one. If the time runs out with no thread exiting
+//! meanwhile, the program really holds more indices at once than before: the thread
+//! keeps its index and the settled count rises to include it. If threads did exit, the
+//! count stays, so one slow exit on a loaded machine does not raise it for good. Only a
+//! thread's first look-up can wait, and only when it would set a new high: a program
+//! that starts 16 workers waits up to 5 ms once per worker, in parallel; one that
+//! respawns them every frame finds the settled indices free within microseconds. With
+//! 16 workers respawned for 2,000 frames beside the main thread, two live threads shared
+//! one of 17 home shards in 0 frames on an idle 2-core machine and in 8 with three
+//! busy loops beside it (584 without the wait; `tests/thread_index_frames.rs`).
+//!
 //! [`current_exclusive`] says whether the index is one of those unique ones: it returns
 //! the index only while the thread holds its bitmap bit, and [`SHARED`] otherwise (past
 //! [`DENSE`] live threads, once the thread's registration has been given back during
@@ -34,6 +52,7 @@ pub(crate) const SHARED: u32 = u32::MAX - 1;
 mod imp {
     use core::cell::Cell;
     use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+    use std::time::{Duration, Instant};
 
     use super::{DENSE, SHARED, WORDS};
 
@@ -41,6 +60,16 @@ mod imp {
     static IN_USE: [AtomicU64; WORDS] = [const { AtomicU64::new(0) }; WORDS];
     /// Hands out indices once the bitmap is full.
     static OVERFLOW: AtomicU32 = AtomicU32::new(0);
+    /// One more than the highest index a thread has kept: how many indices the program
+    /// holds at once when no thread is on its way out.
+    /// The first thread never waits.
+    static SETTLED: AtomicU32 = AtomicU32::new(1);
+    /// How many threads have given their index back. Once one has, a new thread may meet
+    /// threads that have finished their work but still hold their index.
+    static RETURNED: AtomicU64 = AtomicU64::new(0);
+
+    /// How long a new thread waits for an exiting thread's index (see the module docs).
+    const STRAGGLER_WAIT: Duration = Duration::from_millis(5);
 
     const UNASSIGNED: u32 = u32::MAX;
 
@@ -58,6 +87,7 @@ mod imp {
                 // Release: the next thread to take this bit (Acquire, in `take_bit`) sees
                 // everything this one wrote under its index (see the module docs).
                 IN_USE[(id / 64) as usize].fetch_and(!(1 << (id % 64)), Ordering::Release);
+                RETURNED.fetch_add(1, Ordering::Relaxed);
             }
         }
     }
@@ -80,7 +110,7 @@ mod imp {
         // a guard: it shares index 0 rather than take a bit it would never give back.
         let id = GUARD
             .try_with(|guard| {
-                let id = take_bit();
+                let id = take_settled_bit();
                 guard.0.set(id);
                 id
             })
@@ -102,12 +132,65 @@ mod imp {
         id
     }
 
-    /// The lowest free bitmap index, or `DENSE` when every bit is taken.
-    fn take_bit() -> u32 {
+    /// The lowest free bitmap index, waiting a little for a lower one when the lowest
+    /// free one is above what the program settled at (see the module docs); `DENSE`
+    /// when every bit is taken.
+    fn take_settled_bit() -> u32 {
+        let id = take_bit_below(DENSE);
+        if id < DENSE && id >= SETTLED.load(Ordering::Relaxed) {
+            wait_for_straggler(id)
+        } else {
+            id
+        }
+    }
+
+    /// Holding index `held`, waits up to [`STRAGGLER_WAIT`] for an index below the
+    /// settled count to come free, moves to it if one does, and returns the index held.
+    #[cold]
+    fn wait_for_straggler(held: u32) -> u32 {
+        let deadline = Instant::now() + STRAGGLER_WAIT;
+        let returned = RETURNED.load(Ordering::Relaxed);
+        loop {
+            let settled = SETTLED.load(Ordering::Relaxed);
+            if held < settled {
+                // Another thread kept an index above ours: ours is within the settled
+                // count now.
+                return held;
+            }
+            let lower = take_bit_below(settled);
+            if lower < settled {
+                // Release: see `Registration::drop`; nothing was written under `held`.
+                IN_USE[(held / 64) as usize].fetch_and(!(1 << (held % 64)), Ordering::Release);
+                return lower;
+            }
+            if Instant::now() >= deadline {
+                if RETURNED.load(Ordering::Relaxed) == returned {
+                    // No thread exited while we waited: the program really holds more
+                    // indices at once than before.
+                    SETTLED.fetch_max(held + 1, Ordering::Relaxed);
+                }
+                return held;
+            }
+            std::thread::sleep(Duration::from_micros(20));
+        }
+    }
+
+    /// The lowest free bitmap index below `limit`, or `DENSE` when there is none.
+    fn take_bit_below(limit: u32) -> u32 {
         for (w, word) in IN_USE.iter().enumerate() {
+            let base = w as u32 * 64;
+            if base >= limit {
+                break;
+            }
             let mut bits = word.load(Ordering::Relaxed);
-            while bits != u64::MAX {
-                let bit = (!bits).trailing_zeros();
+            // Bits at or above `limit` count as taken.
+            let closed = if limit - base >= 64 {
+                0
+            } else {
+                u64::MAX << (limit - base)
+            };
+            while bits | closed != u64::MAX {
+                let bit = (!(bits | closed)).trailing_zeros();
                 // Acquire: see `Registration::drop`.
                 match word.compare_exchange_weak(
                     bits,

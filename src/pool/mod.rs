@@ -132,7 +132,10 @@
 //!
 //! - Each thread has a **home shard** ([`home_shard`](Pool::home_shard)): the thread's
 //!   small dense index (handed out once per thread, lowest free first, and given back
-//!   when the thread exits) modulo the shard count. [`insert`](Pool::insert) takes
+//!   when the thread exits) modulo the shard count. Workers spawned afresh each frame
+//!   get the indices the last frame's workers held: the first pool call of a new
+//!   thread may wait up to 5 ms for an exiting thread's index (see
+//!   [`home_shard`](Pool::home_shard)). [`insert`](Pool::insert) takes
 //!   a slot from the home shard; [`insert_in_shard`](Pool::insert_in_shard) lets a job
 //!   system name the shard instead.
 //! - A freed slot always goes back to the shard that owns it: onto the shard's local
@@ -441,6 +444,12 @@ impl<'s, T> Pool<'s, T> {
     /// The calling thread's home shard in this pool: where its
     /// [`insert`](Self::insert)s look first. Threads alive at the same time get
     /// different homes as long as there are no more of them than shards.
+    ///
+    /// A thread's home is fixed at its first call into any pool (or concurrent scope).
+    /// That first call can wait: a thread that would hold more indices than the program
+    /// has held at once before sleeps up to 5 ms for a thread that is exiting to give
+    /// its index back, so workers respawned each frame find the homes the last frame's
+    /// workers had instead of sharing one.
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
