@@ -14,7 +14,7 @@
 //! indices taken and climb past the pool's shard count, where `index % shards` puts two
 //! live threads on one home shard. So a new thread whose lowest free index is at or
 //! above the count the program has settled at (one more than the highest index a thread
-//! has kept) sleeps in short steps, up to 5 ms, until an exiting thread gives a lower
+//! has kept) yields, then sleeps in short steps, up to 5 ms in all, until an exiting thread gives a lower
 //! index back, and takes that one. If the time runs out with no thread exiting
 //! meanwhile, the program really holds more indices at once than before: the thread
 //! keeps its index and the settled count rises to include it. If threads did exit, the
@@ -70,6 +70,8 @@ mod imp {
 
     /// How long a new thread waits for an exiting thread's index (see the module docs).
     const STRAGGLER_WAIT: Duration = Duration::from_millis(5);
+    /// How long of that it yields before it sleeps.
+    const YIELD_FIRST: Duration = Duration::from_micros(200);
 
     const UNASSIGNED: u32 = u32::MAX;
 
@@ -148,7 +150,8 @@ mod imp {
     /// settled count to come free, moves to it if one does, and returns the index held.
     #[cold]
     fn wait_for_straggler(held: u32) -> u32 {
-        let deadline = Instant::now() + STRAGGLER_WAIT;
+        let start = Instant::now();
+        let deadline = start + STRAGGLER_WAIT;
         let returned = RETURNED.load(Ordering::Relaxed);
         loop {
             let settled = SETTLED.load(Ordering::Relaxed);
@@ -163,7 +166,8 @@ mod imp {
                 IN_USE[(held / 64) as usize].fetch_and(!(1 << (held % 64)), Ordering::Release);
                 return lower;
             }
-            if Instant::now() >= deadline {
+            let now = Instant::now();
+            if now >= deadline {
                 if RETURNED.load(Ordering::Relaxed) == returned {
                     // No thread exited while we waited: the program really holds more
                     // indices at once than before.
@@ -171,7 +175,13 @@ mod imp {
                 }
                 return held;
             }
-            std::thread::sleep(Duration::from_micros(20));
+            if now - start < YIELD_FIRST {
+                // An exiting thread on another core is usually gone within microseconds.
+                std::thread::yield_now();
+            } else {
+                // On a loaded machine it needs the core: get out of its way.
+                std::thread::sleep(Duration::from_micros(20));
+            }
         }
     }
 

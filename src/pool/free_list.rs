@@ -363,15 +363,19 @@ impl FreeLists {
         }
     }
 
-    /// Takes the top slot of shard `shard`'s local stack unless `fresh(top)` says it was
-    /// never used: `Ok(Some(slot))`, `Ok(None)` when the stack is empty, `Err(())` when
-    /// its top is a never-used slot (left where it is).
+    /// Takes the top slot of shard `shard`'s local stack if `used(top)` says it was used
+    /// before (`Some`): `Ok(Some((slot, what used said)))`, `Ok(None)` when the stack is
+    /// empty, `Err(())` when its top is a never-used slot (left where it is).
+    ///
+    /// What `used` read about the slot is still true once the slot is ours: it read it
+    /// after the head load (Acquire, so after the last owner's writes), and the head
+    /// swap succeeds only if no pop or push came between, so nobody owned the slot since.
     #[inline]
-    pub(crate) fn pop_local_used(
+    pub(crate) fn pop_local_used<S>(
         &self,
         shard: u32,
-        fresh: impl Fn(u32) -> bool,
-    ) -> Result<Option<u32>, ()> {
+        used: impl Fn(u32) -> Option<S>,
+    ) -> Result<Option<(u32, S)>, ()> {
         let head_word = self.head(shard);
         // Acquire: as in `pop_local`.
         let mut head = head_word.load(Ordering::Acquire);
@@ -380,9 +384,9 @@ impl FreeLists {
             if index >= NIL_WAITING {
                 return Ok(None);
             }
-            if fresh(index) {
+            let Some(seen) = used(index) else {
                 return Err(());
-            }
+            };
             // Relaxed: as in `pop_local`.
             let next = self.link(index).load(Ordering::Relaxed);
             match head_word.compare_exchange_weak(
@@ -392,7 +396,7 @@ impl FreeLists {
                 Ordering::Acquire,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return Ok(Some(index)),
+                Ok(_) => return Ok(Some((index, seen))),
                 Err(now) => head = now,
             }
         }
