@@ -14,17 +14,17 @@
 //! indices taken and climb past the pool's shard count, where `index % shards` puts two
 //! live threads on one home shard. So a new thread whose lowest free index is at or
 //! above the count the program has settled at (one more than the highest index a thread
-//! has kept) yields, then sleeps in short steps, up to 5 ms in all, until an exiting thread gives a lower
-//! index back, and takes that one. If the time runs out with no thread exiting
-//! meanwhile, the program really holds more indices at once than before: the thread
-//! keeps its index and the settled count rises to include it. If threads did exit, the
-//! count stays, so one slow exit on a loaded machine does not raise it for good. Only a
-//! thread's first look-up can wait, and only when it would set a new high: a program
-//! that starts 16 workers waits up to 5 ms once per worker, in parallel; one that
-//! respawns them every frame finds the settled indices free within microseconds. With
-//! 16 workers respawned for 2,000 frames beside the main thread, two live threads shared
-//! one of 17 home shards in 0 frames on an idle 2-core machine and in 8 with three
-//! busy loops beside it (584 without the wait; `tests/thread_index_frames.rs`).
+//! has kept) yields, then sleeps in short steps, up to 5 ms in all, until an exiting
+//! thread gives a lower index back, and takes that one. If the time runs out with no
+//! thread exiting meanwhile, the program really holds more indices at once than before:
+//! the thread keeps its index and the settled count rises to include it. If threads did
+//! exit, the count stays, so one slow exit on a loaded machine does not raise it for
+//! good. Only a thread's first look-up can wait, and only when it would set a new high:
+//! a program that starts 16 workers waits up to 5 ms once per worker, in parallel; one
+//! that respawns them every frame finds the settled indices free within microseconds.
+//! With 16 workers respawned for 2,000 frames beside the main thread, two live threads
+//! shared one of 17 home shards in 0 frames on an idle 2-core machine and in 8 with
+//! three busy loops beside it (584 without the wait; `tests/thread_index_frames.rs`).
 //!
 //! [`current_exclusive`] says whether the index is one of those unique ones: it returns
 //! the index only while the thread holds its bitmap bit, and [`SHARED`] otherwise (past
@@ -61,11 +61,11 @@ mod imp {
     /// Hands out indices once the bitmap is full.
     static OVERFLOW: AtomicU32 = AtomicU32::new(0);
     /// One more than the highest index a thread has kept: how many indices the program
-    /// holds at once when no thread is on its way out.
-    /// The first thread never waits.
+    /// holds at once when no thread is on its way out. Starts at 1, so the first thread
+    /// never waits.
     static SETTLED: AtomicU32 = AtomicU32::new(1);
-    /// How many threads have given their index back. Once one has, a new thread may meet
-    /// threads that have finished their work but still hold their index.
+    /// How many threads have given their index back: a waiting thread compares it before
+    /// and after its wait to learn whether any thread exited meanwhile.
     static RETURNED: AtomicU64 = AtomicU64::new(0);
 
     /// How long a new thread waits for an exiting thread's index (see the module docs).
@@ -86,9 +86,7 @@ mod imp {
                 // no index exclusively any more.
                 let _ = INDEX.try_with(|i| i.set(0));
                 let _ = EXCLUSIVE.try_with(|i| i.set(SHARED));
-                // Release: the next thread to take this bit (Acquire, in `take_bit`) sees
-                // everything this one wrote under its index (see the module docs).
-                IN_USE[(id / 64) as usize].fetch_and(!(1 << (id % 64)), Ordering::Release);
+                give_back(id);
                 RETURNED.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -162,8 +160,8 @@ mod imp {
             }
             let lower = take_bit_below(settled);
             if lower < settled {
-                // Release: see `Registration::drop`; nothing was written under `held`.
-                IN_USE[(held / 64) as usize].fetch_and(!(1 << (held % 64)), Ordering::Release);
+                // Nothing was written under `held`.
+                give_back(held);
                 return lower;
             }
             let now = Instant::now();
@@ -185,6 +183,13 @@ mod imp {
         }
     }
 
+    /// Clears bitmap index `id`.
+    fn give_back(id: u32) {
+        // Release: the next thread to take this bit (Acquire, in `take_bit_below`) sees
+        // everything written under the index before (see the module docs).
+        IN_USE[(id / 64) as usize].fetch_and(!(1 << (id % 64)), Ordering::Release);
+    }
+
     /// The lowest free bitmap index below `limit`, or `DENSE` when there is none.
     fn take_bit_below(limit: u32) -> u32 {
         for (w, word) in IN_USE.iter().enumerate() {
@@ -201,7 +206,7 @@ mod imp {
             };
             while bits | closed != u64::MAX {
                 let bit = (!(bits | closed)).trailing_zeros();
-                // Acquire: see `Registration::drop`.
+                // Acquire: see `give_back`.
                 match word.compare_exchange_weak(
                     bits,
                     bits | 1 << bit,

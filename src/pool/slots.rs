@@ -222,8 +222,8 @@ impl<T> Core<T> {
         Ok(index)
     }
 
-    /// Takes a free slot for an insert: the slot and its stamp, read once we own it
-    /// (only owners write stamps, so it stays as read until we write it).
+    /// Takes a free slot for an insert: the slot and its stamp, which holds once we own
+    /// the slot (only owners write stamps, so it stays as read until we write it).
     #[inline(always)]
     fn claim(&self, home: u32) -> Option<(u32, u32)> {
         match self.pop_used(home) {
@@ -256,7 +256,7 @@ impl<T> Core<T> {
     fn used_stamp(&self, index: u32) -> Option<u32> {
         // Relaxed: a snapshot used to pick a slot, after the free-list head's Acquire
         // load; only owners write stamps, and a slot that was used never gets the
-        // fresh stamp back. See `FreeList::pop_local_used` for why it stays valid.
+        // fresh stamp back. See `FreeLists::pop_local_used` for why it stays valid.
         let stamp = self.stamp(index).load(Ordering::Relaxed);
         (stamp != self.fresh_stamp).then_some(stamp)
     }
