@@ -250,6 +250,17 @@ mod imp {
         EXCLUSIVE.with(Cell::get)
     }
 
+    /// Whether a live thread holds index `index` right now (a snapshot; `false` for
+    /// indices past [`DENSE`], which are shared).
+    #[inline]
+    pub(crate) fn held(index: u32) -> bool {
+        if index >= DENSE {
+            return false;
+        }
+        // Relaxed: a hint for picking where to look for free slots; it orders nothing.
+        IN_USE[(index / 64) as usize].load(Ordering::Relaxed) & (1 << (index % 64)) != 0
+    }
+
     #[cold]
     #[inline(never)]
     fn exclusive_slow() -> u32 {
@@ -277,6 +288,12 @@ mod imp {
     #[inline(always)]
     pub(crate) fn current_exclusive_fast() -> u32 {
         super::SHARED
+    }
+
+    /// No index is held: every thread shares index 0.
+    #[inline(always)]
+    pub(crate) fn held(_index: u32) -> bool {
+        false
     }
 }
 
@@ -306,11 +323,16 @@ mod imp {
     pub(crate) fn hold(index: u32) {
         EXCLUSIVE.with(|e| e.set(index));
     }
+
+    /// Every thread's `current` is 0, which none holds alone.
+    pub(crate) fn held(_index: u32) -> bool {
+        false
+    }
 }
 
 #[cfg(loom)]
 pub(crate) use imp::hold;
-pub(crate) use imp::{current, current_exclusive, current_exclusive_fast};
+pub(crate) use imp::{current, current_exclusive, current_exclusive_fast, held};
 
 #[cfg(all(test, feature = "std", not(loom)))]
 mod tests {

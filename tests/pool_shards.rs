@@ -227,3 +227,56 @@ fn the_pool_object_is_three_cache_lines() {
     // Read-only fields, the steal hint and the futex word, each on a 128-byte line.
     assert_eq!(std::mem::size_of::<Pool<'static, u64>>(), 384);
 }
+
+/// Slots that another thread freed (here: freed from a thread whose home is another
+/// shard) come back in the order they were freed, oldest first, so a producer does not
+/// at once reuse the slot whose lines the freeing thread just wrote.
+#[test]
+fn slots_freed_from_another_shard_come_back_oldest_first() {
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("level", |level| {
+        let pool = level.new_pool_with_shards::<u32>(8, 2);
+        let other = 1 - pool.home_shard();
+        let made: Vec<_> = (0..4)
+            .map(|i| pool.insert_in_shard(other, i).unwrap().into_handle())
+            .collect();
+        let order: Vec<usize> = made.iter().map(|h| h.index()).collect();
+        assert!(order.iter().all(|&i| i / 4 == other), "{order:?}");
+        // Freed here, whose home is not `other`: they wait on `other`'s remote stack.
+        for handle in made {
+            assert!(pool.remove(handle).is_some());
+        }
+        let again: Vec<usize> = (10..14)
+            .map(|i| {
+                pool.insert_in_shard(other, i)
+                    .unwrap()
+                    .into_handle()
+                    .index()
+            })
+            .collect();
+        assert_eq!(again, order, "reused in the order they were freed");
+        assert_eq!(pool.high_water_len(), 4);
+    });
+}
+
+/// A thread whose home shard is full takes never-used slots from the highest shard down
+/// (threads hold the lowest indices, so those shards are nobody's home), and stays with
+/// a shard until it is empty.
+#[test]
+fn a_thread_whose_home_is_full_steals_from_the_highest_shard_down() {
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("level", |level| {
+        let pool = level.new_pool_with_shards::<u32>(8, 4);
+        let home = pool.home_shard();
+        let boxes: Vec<_> = (0..8).map(|i| pool.insert(i).unwrap()).collect();
+        let shards: Vec<usize> = boxes
+            .into_iter()
+            .map(|b| b.into_handle().index() / 2)
+            .collect();
+        let mut expected = vec![home, home];
+        for shard in (0..4).rev().filter(|&s| s != home) {
+            expected.extend([shard, shard]);
+        }
+        assert_eq!(shards, expected);
+    });
+}

@@ -11,7 +11,8 @@
 //! that owns it. A thread that frees what it inserted, or inserts again after freeing,
 //! therefore touches only its own shard's head and its own range of slots, stamps and
 //! links: no line that another thread writes, as long as threads have different homes.
-//! Only when its home is empty does a thread look at other shards (*stealing*).
+//! Only when its home is empty does a thread look at other shards (*stealing*), in the
+//! order of [`FreeLists::steal_order`].
 //!
 //! Each shard has two stacks, each head on its own cache line:
 //! - the **local** stack takes the slots that threads living in the shard free, and
@@ -19,7 +20,8 @@
 //! - the **remote** stack takes the slots that threads living elsewhere free (objects
 //!   handed to another thread and freed there). Nobody pops it one slot at a time: an
 //!   insert that finds the local stack empty takes the whole remote stack in one
-//!   compare-exchange, keeps its first slot and moves the rest onto the local stack.
+//!   compare-exchange, keeps its oldest slot and moves the rest onto the local stack,
+//!   reversed, so that they are reused in the order they were freed.
 //!
 //! So a producer thread whose objects a consumer thread frees does not fight the
 //! consumer for one head on every object: the consumer writes the remote head (a line
@@ -78,8 +80,9 @@
 //!   fact `SeqCst`, below): it reads the value the last remote push wrote, and each push
 //!   is a read-modify-write, so every push onto that stack (and the links each wrote)
 //!   happens before the taker walks the chain. It reads no link before its
-//!   compare-exchange, so it needs no ABA care beyond the tag. Moving the chain onto the
-//!   local stack is a push of several slots at once: the chain's last link is set to the
+//!   compare-exchange, so it needs no ABA care beyond the tag. The taker then owns the
+//!   chain and may rewrite its links (it reverses it). Moving the chain onto the local
+//!   stack is a push of several slots at once: the chain's last link is set to the
 //!   local top and published with a `Release` (`SeqCst`) compare-exchange, as a single
 //!   push is.
 //!
@@ -88,20 +91,20 @@
 //! Between taking a remote stack and pushing its rest onto the local stack, the chain is
 //! on neither stack: another insert that looks at that shard then sees it empty. So an
 //! insert that found every shard empty may report the pool full only if no chain was in
-//! transit at any moment of its scan. [`Transit`] counts the moves under way (`active`)
-//! and the moves ever started (`epoch`); a mover adds to `active`, then to `epoch`, before
-//! it takes the stack, and subtracts from `active` after the chain is on the local stack.
-//! A scanner reads `epoch`, then `active`, scans, then reads `active` and `epoch` again,
-//! and reports full only if `active` was 0 both times and `epoch` did not move. All of
-//! these accesses, the scan's peeks at the heads, and the mover's two compare-exchanges
-//! are `SeqCst`, so they fall into one total order, and a chain that the scan missed puts
-//! the mover's take after the scan's read of the remote head and its push after the
-//! scan's read of the local head. Then either the scanner's first read of `active`
-//! follows the mover's increment (and, the push being later than the scan, precedes its
-//! decrement: `active` reads non-zero), or it precedes the increment, so the epoch
-//! increment falls after the first read of `epoch` and before the scan's read of the
-//! remote head, and `epoch` moved. Either way the scanner looks again. These are slow
-//! paths: taking a remote stack, and an insert that found its home shard empty.
+//! transit at any moment of its scan. [`Transit`] keeps one word: the moves under way
+//! (`active`, low half) and the moves ever started (`epoch`, high half, wrapping). A
+//! mover adds one to both in one read-modify-write before it takes the stack, and
+//! subtracts one from `active` after the chain is on the local stack. A scanner reads
+//! the word, scans, reads it again, and reports full only if `active` was 0 and the
+//! word did not change. All of these accesses, the scan's peeks at the heads, and the
+//! mover's two compare-exchanges are `SeqCst`, so they fall into one total order. A
+//! chain that the scan missed was taken before the scan read the remote head and pushed
+//! after the scan read the local head. If the scanner's first read of the word precedes
+//! the mover's increment, the increment precedes the take, which precedes the scan and
+//! so the second read: the word changed. If the first read follows the increment, it
+//! precedes the decrement (which follows the push, which follows the scan): `active`
+//! reads non-zero. Either way the scanner looks again. These are slow paths: taking a
+//! remote stack, and an insert that found its home shard empty.
 
 use core::ptr::NonNull;
 
@@ -136,34 +139,56 @@ fn with_index(head: u64, index: u32) -> u64 {
 pub(crate) struct Transit {
     /// Where the last successful steal found a slot.
     steal_hint: AtomicU32,
-    /// Remote-stack moves under way.
-    active: AtomicU32,
-    /// Remote-stack moves ever started (wrapping).
-    epoch: AtomicU32,
+    /// Remote-stack moves under way (low half) and ever started (high half, wrapping):
+    /// one word, so that a move announces itself with one read-modify-write.
+    moves: AtomicU64,
 }
+
+/// What a move adds to [`Transit::moves`] when it starts: one under way, one more ever.
+const MOVE_STARTS: u64 = 1 | 1 << 32;
 
 impl Transit {
     pub(crate) fn new() -> Transit {
         Transit {
-            steal_hint: AtomicU32::new(0),
-            active: AtomicU32::new(0),
-            epoch: AtomicU32::new(0),
+            // No steal yet: `steal_order` starts at the last shard.
+            steal_hint: AtomicU32::new(u32::MAX),
+            moves: AtomicU64::new(0),
         }
     }
 
-    /// A snapshot to start a scan with: `(epoch, active)`.
+    /// Remembers that a steal succeeded at `shard`, where the next one starts looking.
     #[inline]
-    pub(crate) fn before_scan(&self) -> (u32, u32) {
-        let epoch = self.epoch.load(Ordering::SeqCst);
-        (epoch, self.active.load(Ordering::SeqCst))
+    fn stole_from(&self, shard: u32) {
+        // Relaxed: a hint (see `FreeLists::steal_order`). Read first, so that threads
+        // that keep stealing from one shard do not keep writing this line.
+        if self.steal_hint.load(Ordering::Relaxed) != shard {
+            self.steal_hint.store(shard, Ordering::Relaxed);
+        }
     }
 
-    /// `true` when no chain was in transit during a scan that started with `before`.
+    /// A snapshot to start a scan with.
     #[inline]
-    pub(crate) fn quiet_since(&self, (epoch, active): (u32, u32)) -> bool {
-        active == 0
-            && self.active.load(Ordering::SeqCst) == 0
-            && self.epoch.load(Ordering::SeqCst) == epoch
+    pub(crate) fn before_scan(&self) -> u64 {
+        self.moves.load(Ordering::SeqCst)
+    }
+
+    /// `true` when no chain was in transit during a scan that started with `before`:
+    /// no move was under way then, and none started since.
+    #[inline]
+    pub(crate) fn quiet_since(&self, before: u64) -> bool {
+        before as u32 == 0 && self.moves.load(Ordering::SeqCst) == before
+    }
+
+    /// Announces a move before its chain leaves the remote stack (module docs).
+    #[inline]
+    fn start_move(&self) {
+        self.moves.fetch_add(MOVE_STARTS, Ordering::SeqCst);
+    }
+
+    /// Ends a move: its chain is on the local stack, or it took nothing.
+    #[inline]
+    fn end_move(&self) {
+        self.moves.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -402,46 +427,119 @@ impl FreeLists {
         }
     }
 
+    /// Takes a slot that was used before and is free now, or `None` (with nothing
+    /// taken) when no stack had one when it was visited. Looks at shard `home`'s remote
+    /// stack first, then at every other shard once, in the order of
+    /// [`steal_order`](Self::steal_order): the top of its local stack if `used` says
+    /// that slot was used before (unless `leave(shard)`), then its remote stack, which
+    /// holds only freed slots. The local stack comes first because the thread that
+    /// frees into a remote stack writes that head on every free, while a local stack
+    /// that a stealing thread drains is usually one that no live thread calls home. The
+    /// flag says that waiters must be woken (a remote chain replaced a waiters' mark).
+    ///
+    /// `leave(shard)` says that the shard is another live thread's home: its local
+    /// stack holds what that thread freed, and the thread pushes and pops that head on
+    /// every insert and free, so a thread that popped there one slot at a time would
+    /// bounce the line between two cores on each object. Those slots stay for their
+    /// thread, and the caller takes a never-used slot instead. Every other freed slot
+    /// is found: frees by other threads go to remote stacks, and a shard that no live
+    /// thread calls home has on its local stack what its thread freed before it exited
+    /// and what was moved there from its remote stack.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn take_used<S>(
+        &self,
+        home: u32,
+        transit: &Transit,
+        leave: impl Fn(u32) -> bool,
+        used: impl Fn(u32) -> Option<S>,
+    ) -> (Option<u32>, bool) {
+        let mut wake = false;
+        if self.remote_has_slots(home) {
+            let (taken, woke) = self.take_remote(home, transit);
+            wake |= woke;
+            if taken.is_some() {
+                return (taken, wake);
+            }
+        }
+        for shard in self.steal_order(home, transit) {
+            let mut taken = None;
+            if !leave(shard) {
+                taken = self
+                    .pop_local_used(shard, &used)
+                    .ok()
+                    .flatten()
+                    .map(|(index, _)| index);
+            }
+            if taken.is_none() && self.remote_has_slots(shard) {
+                let (got, woke) = self.take_remote(shard, transit);
+                wake |= woke;
+                taken = got;
+            }
+            if taken.is_some() {
+                transit.stole_from(shard);
+                return (taken, wake);
+            }
+        }
+        (None, wake)
+    }
+
+    /// The shards other than `home`, each once, in the order a thread whose home ran
+    /// dry visits them: downwards (wrapping), starting at the shard the last successful
+    /// steal took from, or at the last shard before any steal. Downwards, because
+    /// threads hold the lowest free indices, so the highest shards are the ones no
+    /// live thread calls home; and from the last steal, so that a thread that fills
+    /// the whole pool from one home finds the next shard with room at once instead of
+    /// walking past every shard it already emptied.
+    #[inline]
+    fn steal_order(&self, home: u32, transit: &Transit) -> impl Iterator<Item = u32> {
+        let shards = self.layout.shards;
+        // Relaxed: a hint; any shard number is correct, and it orders nothing.
+        let hint = transit.steal_hint.load(Ordering::Relaxed);
+        let start = if hint < shards { hint } else { shards - 1 };
+        (0..shards)
+            .map(move |k| {
+                if k <= start {
+                    start - k
+                } else {
+                    start + shards - k
+                }
+            })
+            .filter(move |&shard| shard != home)
+    }
+
     /// Whether shard `shard`'s remote stack holds slots (a snapshot).
+    #[inline(always)]
     pub(crate) fn remote_has_slots(&self, shard: u32) -> bool {
         // Relaxed: a hint; `take_remote` checks again with its own ordering.
         index_of(self.remote(shard).load(Ordering::Relaxed)) < NIL_WAITING
     }
 
-    /// Takes a free slot from shard `home` or, failing that, from any other shard, or
-    /// `None` if each shard was empty when visited. After `home`, visits every other
-    /// shard once, in order (wrapping), starting at the shard the last successful steal
-    /// took from: a thread that fills a whole pool from one home finds the next shard
-    /// with room at once, instead of walking past every shard it already emptied.
+    /// Takes a free slot from shard `home` or, failing that, from any other shard (in
+    /// [`steal_order`](Self::steal_order)), or `None` if each shard was empty when
+    /// visited.
     ///
     /// A `None` means "full" only if no chain was in transit meanwhile: see
     /// [`Transit`] and the module docs.
     #[cold]
     #[inline(never)]
     pub(crate) fn scan(&self, home: u32, transit: &Transit) -> (Option<u32>, bool) {
-        let shards = self.layout.shards;
         if !self.shard_empty(home) {
             let popped = self.pop(home, transit);
             if popped.0.is_some() {
                 return popped;
             }
         }
-        // Relaxed: a hint; any shard number is correct, and it orders nothing.
-        let hint = transit.steal_hint.load(Ordering::Relaxed);
-        let mut shard = if hint < shards { hint } else { 0 };
-        for _ in 0..shards {
+        for shard in self.steal_order(home, transit) {
             // Peeks first: an empty shard costs shared reads of its lines, not
             // exclusive ones.
-            if shard != home && !self.shard_empty(shard) {
+            if !self.shard_empty(shard) {
                 let popped = self.pop(shard, transit);
                 if popped.0.is_some() {
-                    if shard != hint {
-                        transit.steal_hint.store(shard, Ordering::Relaxed);
-                    }
+                    transit.stole_from(shard);
                     return popped;
                 }
             }
-            shard = if shard + 1 == shards { 0 } else { shard + 1 };
         }
         (None, false)
     }
@@ -458,13 +556,12 @@ impl FreeLists {
             return (None, false);
         }
         // Announce the move before the chain leaves the remote stack (module docs).
-        transit.active.fetch_add(1, Ordering::SeqCst);
-        transit.epoch.fetch_add(1, Ordering::SeqCst);
+        transit.start_move();
         let first = loop {
             let first = index_of(head);
             if first >= NIL_WAITING {
                 // Empty (a waiters' mark stays where it is).
-                transit.active.fetch_sub(1, Ordering::SeqCst);
+                transit.end_move();
                 return (None, false);
             }
             match remote.compare_exchange_weak(
@@ -484,25 +581,17 @@ impl FreeLists {
         // mark wakes them, as any push would: a waiter that announced itself while the
         // chain was in transit found both of this shard's stacks empty, and sleeps
         // until this move wakes it.
-        let rest = self.link(first).load(Ordering::Relaxed);
-        let wake = rest != NIL && self.push_chain(shard, rest);
-        // The chain is on the local stack: the move is over.
-        transit.active.fetch_sub(1, Ordering::SeqCst);
-        (Some(first), wake)
-    }
-
-    /// Pushes the chain that starts at `first` and ends at a `NIL` link, which the
-    /// caller owns, onto shard `shard`'s local stack. Returns `true` when it replaced a
-    /// waiters' mark.
-    fn push_chain(&self, shard: u32, first: u32) -> bool {
+        //
+        // The chain is reversed on the way: its top is the slot freed last, whose lines
+        // the freeing thread may still be writing; the caller keeps the oldest instead,
+        // and the local stack hands out the rest oldest first.
+        let (oldest, rest, newest) = self.reverse(first);
         // Success SeqCst: Release, as for a single push, for every slot of the chain;
         // SeqCst for the transit argument (module docs).
-        self.push_run(
-            self.head(shard),
-            first,
-            self.last_of(first),
-            Ordering::SeqCst,
-        )
+        let wake = rest != NIL && self.push_run(self.head(shard), rest, newest, Ordering::SeqCst);
+        // The chain is on the local stack: the move is over.
+        transit.end_move();
+        (Some(oldest), wake)
     }
 
     /// Pushes the run `first -> ... -> last` (linked, and owned by the caller) onto the
@@ -547,16 +636,21 @@ impl FreeLists {
         }
     }
 
-    /// The last slot of a chain the caller owns.
-    fn last_of(&self, mut index: u32) -> u32 {
-        loop {
-            // Relaxed: the chain was made visible to us by the Acquire that took it.
-            let next = self.link(index).load(Ordering::Relaxed);
-            if next == NIL {
-                return index;
-            }
-            index = next;
+    /// Reverses the chain that starts at `first` (the slot freed last) and ends at a
+    /// `NIL` link, which the caller owns: returns its oldest slot, the rest of the
+    /// reversed chain (`NIL` if none), and `first`, now its end.
+    fn reverse(&self, first: u32) -> (u32, u32, u32) {
+        let (mut prev, mut cur) = (NIL, first);
+        while cur != NIL {
+            // Relaxed: the chain was made visible to us by the Acquire that took it,
+            // and nobody else reads these links until we publish them.
+
+            let next = self.link(cur).load(Ordering::Relaxed);
+            self.link(cur).store(prev, Ordering::Relaxed);
+            prev = cur;
+            cur = next;
         }
+        (prev, self.link(prev).load(Ordering::Relaxed), first)
     }
 
     /// `true` when both of shard `shard`'s stacks look empty (a snapshot). SeqCst: a

@@ -148,8 +148,13 @@
 //!   whole remote list in one step when its local list runs dry. So producer and
 //!   consumer do not trade one cache line per object, as they would on one head. This
 //!   is the remote (thread-) free list of mimalloc and sharded-slab.
-//! - Only when its home shard is empty does an insert look at the other shards, in
-//!   order, and take a slot from the first that has one (**stealing**).
+//! - Only when its home shard is empty does an insert look at the other shards
+//!   (**stealing**): first for a slot that was used before, anywhere, then for a
+//!   never-used one. It visits them from the highest down, starting where the last
+//!   steal succeeded (threads hold the lowest indices, so the highest shards are
+//!   nobody's home), and it leaves the local list of another live thread's home alone,
+//!   since that thread writes its head on every insert and free. Slots from a remote
+//!   list are reused in the order they were freed.
 //!
 //! [`new_pool`](crate::ScopeStack::new_pool) gives one shard per [`DEFAULT_SHARD_SLOTS`]
 //! slots, at most [`DEFAULT_MAX_SHARDS`] ([`Pool::default_shards`]): it depends on the

@@ -261,34 +261,6 @@ impl<T> Core<T> {
         (stamp != self.fresh_stamp).then_some(stamp)
     }
 
-    /// A slot that was used before and is free now, from any shard, starting at `home`
-    /// and visiting each shard once: its remote stack (only freed slots go there), then
-    /// the top of its local stack if that is not a never-used slot.
-    fn take_used_anywhere(&self, home: u32) -> Option<u32> {
-        let shards = self.free.shards();
-        (0..shards).find_map(|k| {
-            let shard = if home + k >= shards {
-                home + k - shards
-            } else {
-                home + k
-            };
-            if self.free.remote_has_slots(shard) {
-                let (taken, wake) = self.free.take_remote(shard, &self.transit);
-                if wake {
-                    self.wake_waiters();
-                }
-                if taken.is_some() {
-                    return taken;
-                }
-            }
-            self.free
-                .pop_local_used(shard, |i| self.used_stamp(i))
-                .ok()
-                .flatten()
-                .map(|(index, _)| index)
-        })
-    }
-
     /// The slow half of [`insert`](Self::insert): shard `home`'s local list was empty,
     /// so take its remote list, or else steal from the other shards. Reports the pool
     /// full only after a scan during which no chain of freed slots was in transit
@@ -300,8 +272,21 @@ impl<T> Core<T> {
         // slots the pool ever used stay close to the most objects ever live. (One
         // shard needs no search: see `pop_used`.)
         if self.free.shards() > 1 {
-            if let Some(index) = self.take_used_anywhere(home) {
-                return Some(index);
+            // A live thread whose index is `shard` calls that shard home; this
+            // thread's own home is not another thread's. (Threads past the shard count
+            // share homes by `index % shards`; those are not looked for.)
+            let own = self.home_shard();
+            let (index, wake) = self.free.take_used(
+                home,
+                &self.transit,
+                |shard| shard != own && crate::thread_index::held(shard),
+                |i| self.used_stamp(i),
+            );
+            if wake {
+                self.wake_waiters();
+            }
+            if index.is_some() {
+                return index;
             }
         }
         loop {
