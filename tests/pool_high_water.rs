@@ -190,3 +190,34 @@ fn reports_say_when_the_mark_is_a_bound() {
         assert!(text.contains("len 1/64 (high-water ≤ 1)"), "{text}");
     });
 }
+
+#[test]
+fn slots_freed_by_a_thread_that_is_still_alive_are_reused_before_fresh_ones() {
+    // One thread inserts and frees (into its home shard's list) and then stays alive,
+    // idle; a second thread, with another home, inserts as many. The freed slots come
+    // before never-used ones wherever they wait, so the mark stays at the true peak.
+    const N: usize = 4;
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("level", |level| {
+        // 64 shards of N slots: live threads have different homes (indices are unique
+        // among live threads), and each home holds exactly N slots.
+        let pool = level.new_pool_with_shards::<u64>(64 * N, 64);
+        let (freed, done) = (Barrier::new(2), Barrier::new(2));
+        std::thread::scope(|t| {
+            t.spawn(|| {
+                let boxes: Vec<_> = (0..N as u64).map(|i| pool.insert(i).unwrap()).collect();
+                drop(boxes);
+                freed.wait();
+                done.wait(); // alive, holding its thread index, inserting nothing
+            });
+            t.spawn(|| {
+                freed.wait();
+                let boxes: Vec<_> = (0..N as u64).map(|i| pool.insert(i).unwrap()).collect();
+                assert_eq!(pool.len(), N);
+                drop(boxes);
+                done.wait();
+            });
+        });
+        assert_eq!(pool.high_water_len(), N, "a peak of {N}");
+    });
+}

@@ -432,19 +432,21 @@ impl FreeLists {
     /// stack first, then at every other shard once, in the order of
     /// [`steal_order`](Self::steal_order): the top of its local stack if `used` says
     /// that slot was used before (unless `leave(shard)`), then its remote stack, which
-    /// holds only freed slots. The local stack comes first because the thread that
+    /// holds only freed slots; then, if none had one, at the local stacks again, the
+    /// left ones included. The local stack comes first because the thread that
     /// frees into a remote stack writes that head on every free, while a local stack
     /// that a stealing thread drains is usually one that no live thread calls home. The
     /// flag says that waiters must be woken (a remote chain replaced a waiters' mark).
     ///
-    /// `leave(shard)` says that the shard is another live thread's home: its local
+    /// `leave(shard)` says that the shard may be another live thread's home: its local
     /// stack holds what that thread freed, and the thread pushes and pops that head on
     /// every insert and free, so a thread that popped there one slot at a time would
-    /// bounce the line between two cores on each object. Those slots stay for their
-    /// thread, and the caller takes a never-used slot instead. Every other freed slot
-    /// is found: frees by other threads go to remote stacks, and a shard that no live
-    /// thread calls home has on its local stack what its thread freed before it exited
-    /// and what was moved there from its remote stack.
+    /// bounce the line between two cores on each object. Those slots are looked at
+    /// last, in a second pass over the local stacks, and taken only when no other stack
+    /// had a freed slot: a freed slot anywhere still comes before a never-used one.
+    /// (`leave` is a hint: an index held by a thread that never touches this pool, or
+    /// a thread that is done inserting but has not exited, makes a shard look busy;
+    /// the second pass is what keeps the high-water mark honest then.)
     #[cold]
     #[inline(never)]
     pub(crate) fn take_used<S>(
@@ -479,6 +481,14 @@ impl FreeLists {
             if taken.is_some() {
                 transit.stole_from(shard);
                 return (taken, wake);
+            }
+        }
+        // Nothing elsewhere: the slots left for their threads come before a never-used
+        // one, so that the slots ever used stay close to the most objects ever live.
+        for shard in self.steal_order(home, transit) {
+            if let Ok(Some((index, _))) = self.pop_local_used(shard, &used) {
+                transit.stole_from(shard);
+                return (Some(index), wake);
             }
         }
         (None, wake)

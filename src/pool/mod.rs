@@ -152,9 +152,9 @@
 //!   (**stealing**): first for a slot that was used before, anywhere, then for a
 //!   never-used one. It visits them from the highest down, starting where the last
 //!   steal succeeded (threads hold the lowest indices, so the highest shards are
-//!   nobody's home), and it leaves the local list of another live thread's home alone,
-//!   since that thread writes its head on every insert and free. Slots from a remote
-//!   list are reused in the order they were freed.
+//!   nobody's home). The local list of another live thread's home comes last, since
+//!   that thread writes its head on every insert and free, but still before any
+//!   never-used slot. Slots from a remote list are reused in the order they were freed.
 //!
 //! [`new_pool`](crate::ScopeStack::new_pool) gives one shard per [`DEFAULT_SHARD_SLOTS`]
 //! slots, at most [`DEFAULT_MAX_SHARDS`] ([`Pool::default_shards`]): it depends on the
