@@ -464,9 +464,12 @@ impl FreeLists {
                 return (taken, wake);
             }
         }
+        let mut left_any = false;
         for shard in self.steal_order(home, transit) {
             let mut taken = None;
-            if !leave(shard) {
+            if leave(shard) {
+                left_any = true;
+            } else {
                 taken = self
                     .pop_local_used(shard, &used)
                     .ok()
@@ -485,6 +488,11 @@ impl FreeLists {
         }
         // Nothing elsewhere: the slots left for their threads come before a never-used
         // one, so that the slots ever used stay close to the most objects ever live.
+        // (Without a left shard there is nothing new to see: a pool filled by one
+        // thread pays one pass per never-used slot, not two.)
+        if !left_any {
+            return (None, wake);
+        }
         for shard in self.steal_order(home, transit) {
             if let Ok(Some((index, _))) = self.pop_local_used(shard, &used) {
                 transit.stole_from(shard);
