@@ -111,6 +111,7 @@ pub use report::{ChunkReport, ConcurrentReport, MemoryMap, PoolReport, ScopeRepo
 #[cfg(feature = "alloc")]
 #[doc(hidden)]
 pub use report::{SvgLabel, SvgLayout};
+pub use scope::place::Place;
 pub use scope::{Scope, ScopeStack};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]

@@ -41,7 +41,7 @@ pub(crate) struct Gaps {
 
 /// What a reservation found when it began, to put back when it ends.
 #[derive(Clone, Copy)]
-pub(crate) struct SavedGaps {
+pub struct SavedGaps {
     lowest: usize,
     from: usize,
     to: usize,

@@ -10,7 +10,7 @@
 
 use core::alloc::Layout;
 use core::fmt;
-use core::mem::{align_of, size_of};
+use core::mem::{align_of, size_of, MaybeUninit};
 use core::ptr::NonNull;
 
 use crate::error::{AllocError, AllocErrorWith};
@@ -63,7 +63,7 @@ impl<'c> ConcurrentScope<'_> {
             return match at {
                 // SAFETY: fresh memory of this thread's, sized and aligned for `T`.
                 Some(at) => unsafe { place(inner.ptr(at).cast(), value) },
-                None => self.local().new_pod_slow(value),
+                None => new_pod_cold(self, value),
             };
         }
         let p = match at {
@@ -477,6 +477,252 @@ impl<'c> ConcurrentScope<'_> {
     {
         self.local().try_alloc_iter_exact(iter)
     }
+
+    /// Raw memory of `size` bytes at `align` (a power of two up to [`MAX_ALIGN`]).
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     assert_eq!(jobs.alloc_raw(24, 64).as_ptr() as usize % 64, 0);
+    /// }));
+    /// ```
+    #[track_caller]
+    pub fn alloc_raw(&'c self, size: usize, align: usize) -> NonNull<u8> {
+        self.local().alloc_raw(size, align)
+    }
+
+    /// The `try_` form of [`alloc_raw`](Self::alloc_raw).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_alloc_raw(8, 3).is_err()); // not a power of two
+    /// }));
+    /// ```
+    pub fn try_alloc_raw(&'c self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
+        self.local().try_alloc_raw(size, align)
+    }
+
+    /// Uninitialised room for one `T`, never dropped by the scope.
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     let x = jobs.alloc_uninit::<u64>().write(5);
+    ///     assert_eq!(*x, 5);
+    /// }));
+    /// ```
+    #[track_caller]
+    pub fn alloc_uninit<T>(&'c self) -> &'c mut MaybeUninit<T> {
+        self.local().alloc_uninit()
+    }
+
+    /// The `try_` form of [`alloc_uninit`](Self::alloc_uninit).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_alloc_uninit::<[u8; 1 << 20]>().is_err());
+    /// }));
+    /// ```
+    pub fn try_alloc_uninit<T>(&'c self) -> Result<&'c mut MaybeUninit<T>, AllocError> {
+        self.local().try_alloc_uninit()
+    }
+
+    /// Uninitialised room for `len` `T`s, never dropped by the scope.
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     assert_eq!(jobs.alloc_uninit_slice::<u32>(8).len(), 8);
+    /// }));
+    /// ```
+    #[track_caller]
+    pub fn alloc_uninit_slice<T>(&'c self, len: usize) -> &'c mut [MaybeUninit<T>] {
+        self.local().alloc_uninit_slice(len)
+    }
+
+    /// The `try_` form of [`alloc_uninit_slice`](Self::alloc_uninit_slice).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_alloc_uninit_slice::<u32>(usize::MAX).is_err());
+    /// }));
+    /// ```
+    pub fn try_alloc_uninit_slice<T>(
+        &'c self,
+        len: usize,
+    ) -> Result<&'c mut [MaybeUninit<T>], AllocError> {
+        self.local().try_alloc_uninit_slice(len)
+    }
+
+    /// A slice of `len` copies of `value`.
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     assert_eq!(jobs.alloc_slice_fill_copy(3, 7u8), &[7, 7, 7]);
+    /// }));
+    /// ```
+    #[track_caller]
+    pub fn alloc_slice_fill_copy<T: Copy>(&'c self, len: usize, value: T) -> &'c mut [T] {
+        self.local().alloc_slice_fill_copy(len, value)
+    }
+
+    /// The `try_` form of [`alloc_slice_fill_copy`](Self::alloc_slice_fill_copy).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     assert_eq!(jobs.try_alloc_slice_fill_copy(1 << 20, 9u64).unwrap_err().value, 9);
+    /// }));
+    /// ```
+    pub fn try_alloc_slice_fill_copy<T: Copy>(
+        &'c self,
+        len: usize,
+        value: T,
+    ) -> Result<&'c mut [T], AllocErrorWith<T>> {
+        self.local().try_alloc_slice_fill_copy(len, value)
+    }
+
+    /// A slice of `len` clones of `value` (one finalizer record when `T` needs drop).
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     assert_eq!(jobs.alloc_slice_fill_clone(2, &String::from("x"))[1], "x");
+    /// }));
+    /// ```
+    #[track_caller]
+    pub fn alloc_slice_fill_clone<T: Clone + Send + 'static>(
+        &'c self,
+        len: usize,
+        value: &T,
+    ) -> &'c mut [T] {
+        self.local().alloc_slice_fill_clone(len, value)
+    }
+
+    /// The `try_` form of [`alloc_slice_fill_clone`](Self::alloc_slice_fill_clone).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_alloc_slice_fill_clone(1 << 20, &0u64).is_err());
+    /// }));
+    /// ```
+    pub fn try_alloc_slice_fill_clone<T: Clone + Send + 'static>(
+        &'c self,
+        len: usize,
+        value: &T,
+    ) -> Result<&'c mut [T], AllocError> {
+        self.local().try_alloc_slice_fill_clone(len, value)
+    }
+
+    /// A slice of `len` default values.
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     assert_eq!(jobs.alloc_slice_fill_default::<u16>(3), &[0, 0, 0]);
+    /// }));
+    /// ```
+    #[track_caller]
+    pub fn alloc_slice_fill_default<T: Default + Send + 'static>(
+        &'c self,
+        len: usize,
+    ) -> &'c mut [T] {
+        self.local().alloc_slice_fill_default(len)
+    }
+
+    /// The `try_` form of [`alloc_slice_fill_default`](Self::alloc_slice_fill_default).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_alloc_slice_fill_default::<u64>(1 << 20).is_err());
+    /// }));
+    /// ```
+    pub fn try_alloc_slice_fill_default<T: Default + Send + 'static>(
+        &'c self,
+        len: usize,
+    ) -> Result<&'c mut [T], AllocError> {
+        self.local().try_alloc_slice_fill_default(len)
+    }
+
+    /// Collects items that need no drop, with no `'static` bound (items may borrow, say
+    /// `&str`s placed in this scope); see [`ScopeStack::alloc_iter_pod`](crate::ScopeStack::alloc_iter_pod).
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     let w: [&str; 2] = [jobs.alloc_str("frog"), jobs.alloc_str("toad")];
+    ///     let refs: &[&str] = jobs.alloc_iter_pod(w.iter().copied());
+    ///     assert_eq!(refs, &["frog", "toad"]);
+    /// }));
+    /// ```
+    #[track_caller]
+    pub fn alloc_iter_pod<T>(&'c self, iter: impl IntoIterator<Item = T>) -> &'c mut [T] {
+        self.local().alloc_iter_pod(iter)
+    }
+
+    /// The `try_` form of [`alloc_iter_pod`](Self::alloc_iter_pod).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     assert!(jobs.try_alloc_iter_pod(0..1_000_000u64).is_err());
+    /// }));
+    /// ```
+    pub fn try_alloc_iter_pod<T>(
+        &'c self,
+        iter: impl IntoIterator<Item = T>,
+    ) -> Result<&'c mut [T], AllocError> {
+        self.local().try_alloc_iter_pod(iter)
+    }
+}
+
+/// `new_pod` past the fast path: a new chunk, a direct claim, or the panic.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn new_pod_cold<'c, T>(scope: &'c ConcurrentScope<'_>, value: T) -> &'c mut T {
+    scope.local().new_pod(value)
 }
 
 /// Writes `value` at `slot` and returns it with the scope's lifetime.

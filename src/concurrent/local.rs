@@ -10,12 +10,12 @@
 use core::alloc::Layout;
 use core::fmt;
 use core::marker::PhantomData;
-use core::mem::{align_of, needs_drop, size_of};
+use core::mem::MaybeUninit;
 use core::ptr::{self, NonNull};
 
 use crate::error::{AllocError, AllocErrorKind, AllocErrorWith};
 use crate::limits::MAX_ALIGN;
-use crate::scope::finalizer::{self, ObjectLayout};
+use crate::scope::place;
 
 use super::region::Slot;
 use super::shared::Inner;
@@ -50,6 +50,7 @@ use super::shared::Inner;
 ///     });
 /// });
 /// ```
+#[derive(Clone, Copy)]
 pub struct LocalScope<'a> {
     inner: &'a Inner,
     /// This thread's slot, or the scope's idle slot (never written: every bump through
@@ -79,6 +80,13 @@ impl<'a> LocalScope<'a> {
     #[inline(always)]
     pub(super) fn slot(&self) -> Option<&Slot> {
         self.owned.then(|| self.any_slot())
+    }
+
+    /// This thread's own slot, for as long as the scope is open.
+    #[inline(always)]
+    pub(super) fn own_slot(&self) -> Option<&'a Slot> {
+        // SAFETY: as in `any_slot`; the slot lives in the region until the scope closes.
+        self.owned.then(|| unsafe { &*self.slot.as_ptr() })
     }
 
     /// The slot to try the fast path in: this thread's, or the idle one.
@@ -113,7 +121,7 @@ impl<'a> LocalScope<'a> {
     pub(crate) fn bump_or_fail(&self, size: usize, align: usize) -> NonNull<u8> {
         match self.bump_slow(size, align) {
             Ok(p) => p,
-            Err(e) => fail(e),
+            Err(e) => self.fail(e),
         }
     }
 
@@ -147,27 +155,6 @@ impl<'a> LocalScope<'a> {
         }
     }
 
-    /// Gives `[addr, addr + size)` back if it is this thread's newest allocation.
-    pub(crate) fn give_back_if_last(&self, addr: usize, size: usize) {
-        if let Some(slot) = self.slot() {
-            if slot.is_last(addr, size) {
-                slot.set_cur(addr);
-            }
-        }
-    }
-
-    /// Moves the end of `[addr, addr + old)` to `addr + new` if it is this thread's
-    /// newest allocation and the chunk has the room; says whether it did.
-    pub(crate) fn resize_if_last(&self, addr: usize, old: usize, new: usize) -> bool {
-        match self.slot() {
-            Some(slot) if slot.is_last(addr, old) && new <= old + slot.room() => {
-                slot.set_cur(addr + new);
-                true
-            }
-            _ => false,
-        }
-    }
-
     /// Links a finalizer record whose value is complete.
     ///
     /// # Safety
@@ -186,36 +173,6 @@ impl<'a> LocalScope<'a> {
     #[cold]
     pub(super) fn error(&self, kind: AllocErrorKind, size: usize, align: usize) -> AllocError {
         self.inner.error(kind, size, align, self.remaining())
-    }
-
-    /// Checks and bumps a runtime (size, align).
-    pub(super) fn bump_checked(
-        &self,
-        size: usize,
-        align: usize,
-    ) -> Result<NonNull<u8>, AllocError> {
-        if !align.is_power_of_two() {
-            return Err(self.error(AllocErrorKind::InvalidAlignment, size, align));
-        }
-        if align > MAX_ALIGN {
-            return Err(self.error(AllocErrorKind::AlignmentTooLarge, size, align));
-        }
-        if size == 0 {
-            return Ok(dangling(align));
-        }
-        self.bump(size, align)
-    }
-
-    /// Room for `len` `T`s (no record).
-    pub(super) fn bump_array<T>(&self, len: usize) -> Result<NonNull<T>, AllocError> {
-        let layout = Layout::array::<T>(len).map_err(|_| {
-            self.error(
-                AllocErrorKind::CapacityOverflow,
-                usize::MAX,
-                align_of::<T>(),
-            )
-        })?;
-        Ok(self.bump_checked(layout.size(), layout.align())?.cast())
     }
 
     /// The name of the scope.
@@ -257,50 +214,7 @@ impl<'a> LocalScope<'a> {
     #[inline(always)]
     #[track_caller]
     pub fn new_pod<T>(&self, value: T) -> &'a mut T {
-        const {
-            assert!(
-                !needs_drop::<T>(),
-                "new_pod: this type needs drop; use new_object"
-            )
-        };
-        if size_of::<T>() == 0 || size_of::<T>() > MAX_ALIGN || align_of::<T>() > MAX_ALIGN {
-            return match self.try_new_pod(value) {
-                Ok(r) => r,
-                Err(e) => fail(e.error),
-            };
-        }
-        // Both conditions above are constants: small types come straight here, to one
-        // bump in this thread's chunk and one branch.
-        let at = self.any_slot().bump(size_of::<T>(), align_of::<T>());
-        if size_of::<T>() <= 16 {
-            // A value that travels in registers: the slow path takes it along, so the
-            // fast path keeps nothing alive across a call.
-            return match at {
-                // SAFETY: fresh memory of this thread's, sized and aligned for `T`,
-                // valid until the scope closes.
-                Some(at) => unsafe { place(self.ptr(at).cast(), value) },
-                None => self.new_pod_slow(value),
-            };
-        }
-        // A larger value is written once, after the branches meet, so the compiler can
-        // build it in place instead of on the stack.
-        let p = match at {
-            Some(at) => self.ptr(at),
-            None => self.bump_or_fail(size_of::<T>(), align_of::<T>()),
-        };
-        // SAFETY: as above.
-        unsafe { place(p.cast(), value) }
-    }
-
-    /// `new_pod` after the chunk ran out, for values small enough to travel in
-    /// registers.
-    #[cold]
-    #[inline(never)]
-    #[track_caller]
-    pub(crate) fn new_pod_slow<T>(&self, value: T) -> &'a mut T {
-        let p = self.bump_or_fail(size_of::<T>(), align_of::<T>());
-        // SAFETY: fresh memory of this thread's, sized and aligned for `T`.
-        unsafe { place(p.cast(), value) }
+        place::new_pod(*self, value)
     }
 
     /// Places a value that needs no drop, or hands it back with the error.
@@ -312,30 +226,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[inline(always)]
     pub fn try_new_pod<T>(&self, value: T) -> Result<&'a mut T, AllocErrorWith<T>> {
-        const {
-            assert!(
-                !needs_drop::<T>(),
-                "new_pod: this type needs drop; use new_object"
-            )
-        };
-        if size_of::<T>() == 0 {
-            // SAFETY: any aligned non-null pointer holds a zero-sized value.
-            return Ok(unsafe { place(dangling(align_of::<T>()).cast(), value) });
-        }
-        if align_of::<T>() > MAX_ALIGN {
-            let error = self.error(
-                AllocErrorKind::AlignmentTooLarge,
-                size_of::<T>(),
-                align_of::<T>(),
-            );
-            return Err(AllocErrorWith { error, value });
-        }
-        match self.bump(size_of::<T>(), align_of::<T>()) {
-            // SAFETY: fresh memory of this thread's, sized and aligned for `T`, valid
-            // until the scope closes.
-            Ok(p) => Ok(unsafe { place(p.cast(), value) }),
-            Err(error) => Err(AllocErrorWith { error, value }),
-        }
+        place::try_new_pod(*self, value)
     }
 
     /// Places a value; if it needs drop, its destructor runs when the scope closes, on
@@ -354,10 +245,7 @@ impl<'a> LocalScope<'a> {
     #[inline]
     #[track_caller]
     pub fn new_object<T: Send + 'static>(&self, value: T) -> &'a mut T {
-        match self.try_new_object(value) {
-            Ok(r) => r,
-            Err(e) => fail(e.error),
-        }
+        place::or_fail(*self, self.try_new_object(value).map_err(|e| e.error))
     }
 
     /// Places a value with a finalizer if it needs drop, or hands it back with the
@@ -378,56 +266,8 @@ impl<'a> LocalScope<'a> {
         &self,
         value: T,
     ) -> Result<&'a mut T, AllocErrorWith<T>> {
-        if !needs_drop::<T>() {
-            return self.try_place_plain(value);
-        }
-        let record = match self.bump_record(ObjectLayout::<T>::SIZE, ObjectLayout::<T>::ALIGN) {
-            Ok(p) => p,
-            Err(error) => return Err(AllocErrorWith { error, value }),
-        };
-        // SAFETY: room for a record and a `T`, aligned; the value is written before the
-        // record is linked. `T: Send + 'static` (module docs of `concurrent`).
-        unsafe {
-            let slot = finalizer::write_object_record::<T>(record);
-            slot.as_ptr().write(value);
-            self.link(record);
-            Ok(&mut *slot.as_ptr())
-        }
-    }
-
-    /// A value that needs no drop, without the build-time check (`new_object`'s path).
-    fn try_place_plain<T>(&self, value: T) -> Result<&'a mut T, AllocErrorWith<T>> {
-        debug_assert!(!needs_drop::<T>());
-        match self.bump_value::<T>() {
-            // SAFETY: fresh room for a `T`.
-            Ok(p) => Ok(unsafe { place(p, value) }),
-            Err(error) => Err(AllocErrorWith { error, value }),
-        }
-    }
-
-    /// Room for one `T` (zero-sized: dangling).
-    #[inline]
-    fn bump_value<T>(&self) -> Result<NonNull<T>, AllocError> {
-        if size_of::<T>() == 0 {
-            return Ok(dangling(align_of::<T>()).cast());
-        }
-        if align_of::<T>() > MAX_ALIGN {
-            return Err(self.error(
-                AllocErrorKind::AlignmentTooLarge,
-                size_of::<T>(),
-                align_of::<T>(),
-            ));
-        }
-        Ok(self.bump(size_of::<T>(), align_of::<T>())?.cast())
-    }
-
-    /// Room for a record and its value (a constant size and alignment).
-    #[inline]
-    fn bump_record(&self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
-        if align > MAX_ALIGN {
-            return Err(self.error(AllocErrorKind::AlignmentTooLarge, size, align));
-        }
-        self.bump(size, align)
+        // SAFETY: `T: Send + 'static`: the drop rule, and the closing thread may drop it.
+        unsafe { place::try_new_object(*self, value) }
     }
 
     /// As [`new_pod`](Self::new_pod), building the value in place.
@@ -446,10 +286,7 @@ impl<'a> LocalScope<'a> {
     #[inline(always)]
     #[track_caller]
     pub fn new_pod_with<T>(&self, f: impl FnOnce() -> T) -> &'a mut T {
-        match self.try_new_pod_with(f) {
-            Ok(r) => r,
-            Err(e) => fail(e),
-        }
+        place::or_fail(*self, place::try_new_pod_with(*self, f))
     }
 
     /// As [`try_new_pod`](Self::try_new_pod), building the value in place; `f` is not
@@ -462,15 +299,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[inline(always)]
     pub fn try_new_pod_with<T>(&self, f: impl FnOnce() -> T) -> Result<&'a mut T, AllocError> {
-        const {
-            assert!(
-                !needs_drop::<T>(),
-                "new_pod_with: this type needs drop; use new_object_with"
-            )
-        };
-        let slot = self.bump_value::<T>()?;
-        // SAFETY: fresh room for a `T`; if `f` panics nothing was written or linked.
-        Ok(unsafe { place_with(slot, f) })
+        place::try_new_pod_with(*self, f)
     }
 
     /// As [`new_object`](Self::new_object), building the value in place.
@@ -488,10 +317,7 @@ impl<'a> LocalScope<'a> {
     #[inline]
     #[track_caller]
     pub fn new_object_with<T: Send + 'static>(&self, f: impl FnOnce() -> T) -> &'a mut T {
-        match self.try_new_object_with(f) {
-            Ok(r) => r,
-            Err(e) => fail(e),
-        }
+        place::or_fail(*self, self.try_new_object_with(f))
     }
 
     /// As [`try_new_object`](Self::try_new_object), building the value in place; `f`
@@ -509,20 +335,8 @@ impl<'a> LocalScope<'a> {
         &self,
         f: impl FnOnce() -> T,
     ) -> Result<&'a mut T, AllocError> {
-        if !needs_drop::<T>() {
-            let slot = self.bump_value::<T>()?;
-            // SAFETY: fresh room for a `T` that needs no drop.
-            return Ok(unsafe { place_with(slot, f) });
-        }
-        let record = self.bump_record(ObjectLayout::<T>::SIZE, ObjectLayout::<T>::ALIGN)?;
-        // SAFETY: room for a record and a `T`; the value is complete before the record
-        // is linked (if `f` panics, nothing is linked and the room is simply unused).
-        unsafe {
-            let slot = finalizer::write_object_record::<T>(record);
-            let value = place_with(slot, f);
-            self.link(record);
-            Ok(value)
-        }
+        // SAFETY: `T: Send + 'static`: the drop rule, and the closing thread may drop it.
+        unsafe { place::try_new_object_with(*self, f) }
     }
 
     // ----- raw memory -----
@@ -543,10 +357,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[track_caller]
     pub fn alloc_layout(&self, layout: Layout) -> NonNull<u8> {
-        match self.try_alloc_layout(layout) {
-            Ok(p) => p,
-            Err(e) => fail(e),
-        }
+        place::or_fail(*self, place::try_alloc_layout(*self, layout))
     }
 
     /// Allocates uninitialised memory for `layout`, or says why it cannot.
@@ -561,10 +372,107 @@ impl<'a> LocalScope<'a> {
     /// }));
     /// ```
     pub fn try_alloc_layout(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        let p = self.bump_checked(layout.size(), layout.align())?;
-        #[cfg(feature = "debug-fill")]
-        crate::block::debug_fill::fresh(p, layout.size());
-        Ok(p)
+        place::try_alloc_layout(*self, layout)
+    }
+
+    /// Raw memory of `size` bytes at `align` (a power of two up to [`MAX_ALIGN`](crate::MAX_ALIGN)).
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     let here = jobs.local();
+    ///     assert_eq!(here.alloc_raw(24, 64).as_ptr() as usize % 64, 0);
+    /// }));
+    /// ```
+    #[track_caller]
+    pub fn alloc_raw(&self, size: usize, align: usize) -> NonNull<u8> {
+        place::or_fail(*self, self.try_alloc_raw(size, align))
+    }
+
+    /// The `try_` form of [`alloc_raw`](Self::alloc_raw).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     let here = jobs.local();
+    ///     assert!(here.try_alloc_raw(8, 3).is_err()); // not a power of two
+    /// }));
+    /// ```
+    pub fn try_alloc_raw(&self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
+        place::try_alloc_raw(*self, size, align)
+    }
+
+    /// Uninitialised room for one `T`, never dropped by the scope.
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     let here = jobs.local();
+    ///     let x = here.alloc_uninit::<u64>().write(5);
+    ///     assert_eq!(*x, 5);
+    /// }));
+    /// ```
+    #[track_caller]
+    pub fn alloc_uninit<T>(&self) -> &'a mut MaybeUninit<T> {
+        place::or_fail(*self, self.try_alloc_uninit())
+    }
+
+    /// The `try_` form of [`alloc_uninit`](Self::alloc_uninit).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     let here = jobs.local();
+    ///     assert!(here.try_alloc_uninit::<[u8; 1 << 20]>().is_err());
+    /// }));
+    /// ```
+    pub fn try_alloc_uninit<T>(&self) -> Result<&'a mut MaybeUninit<T>, AllocError> {
+        place::try_alloc_uninit(*self)
+    }
+
+    /// Uninitialised room for `len` `T`s, never dropped by the scope.
+    ///
+    /// # Panics
+    /// When the scope is out of memory.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     let here = jobs.local();
+    ///     assert_eq!(here.alloc_uninit_slice::<u32>(8).len(), 8);
+    /// }));
+    /// ```
+    #[track_caller]
+    pub fn alloc_uninit_slice<T>(&self, len: usize) -> &'a mut [MaybeUninit<T>] {
+        place::or_fail(*self, self.try_alloc_uninit_slice(len))
+    }
+
+    /// The `try_` form of [`alloc_uninit_slice`](Self::alloc_uninit_slice).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("f", |f| f.scope_concurrent("jobs", |jobs| {
+    ///     let here = jobs.local();
+    ///     assert!(here.try_alloc_uninit_slice::<u32>(usize::MAX).is_err());
+    /// }));
+    /// ```
+    pub fn try_alloc_uninit_slice<T>(
+        &self,
+        len: usize,
+    ) -> Result<&'a mut [MaybeUninit<T>], AllocError> {
+        place::try_alloc_uninit_slice(*self, len)
     }
 }
 
@@ -578,74 +486,12 @@ impl fmt::Debug for LocalScope<'_> {
     }
 }
 
-/// A slice being collected; drops its elements if dropped (on an error or a panic).
-pub(super) struct Growing<T> {
-    pub(super) first: NonNull<T>,
-    pub(super) len: usize,
-    pub(super) cap: usize,
-}
-
-impl<T> Drop for Growing<T> {
-    fn drop(&mut self) {
-        // SAFETY: the first `len` elements are initialised and owned by the buffer.
-        unsafe { ptr::drop_in_place(ptr::slice_from_raw_parts_mut(self.first.as_ptr(), self.len)) };
+impl LocalScope<'_> {
+    /// Panics with the error, at the caller's line.
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    pub(super) fn fail(&self, e: AllocError) -> ! {
+        panic!("{e}")
     }
-}
-
-/// Writes `value` at `slot` and returns it with the caller's lifetime.
-///
-/// # Safety
-/// `slot` is valid, aligned and exclusive for a `T` for `'b`.
-#[inline(always)]
-unsafe fn place<'b, T>(slot: NonNull<T>, value: T) -> &'b mut T {
-    // SAFETY: per the caller.
-    unsafe {
-        slot.as_ptr().write(value);
-        &mut *slot.as_ptr()
-    }
-}
-
-/// Builds `f()` straight into `slot`.
-///
-/// # Safety
-/// As [`place`].
-#[inline(always)]
-unsafe fn place_with<'b, T>(slot: NonNull<T>, f: impl FnOnce() -> T) -> &'b mut T {
-    // SAFETY: per the caller.
-    unsafe {
-        slot.as_ptr().write(f());
-        &mut *slot.as_ptr()
-    }
-}
-
-/// Writes `f(0..len)` into `first..`; if `f` panics, drops what was written.
-///
-/// # Safety
-/// `first` is room for `len` `T`s.
-pub(super) unsafe fn fill<T>(first: NonNull<T>, len: usize, f: &mut impl FnMut(usize) -> T) {
-    let mut done = Growing {
-        first,
-        len: 0,
-        cap: len,
-    };
-    while done.len < len {
-        // SAFETY: `done.len < len`, inside the room.
-        unsafe { first.as_ptr().add(done.len).write(f(done.len)) };
-        done.len += 1;
-    }
-    core::mem::forget(done);
-}
-
-/// An aligned dangling pointer (zero-sized values and empty slices).
-#[inline(always)]
-fn dangling(align: usize) -> NonNull<u8> {
-    crate::scope::dangling(align)
-}
-
-/// Panics with the error, at the caller's line.
-#[cold]
-#[inline(never)]
-#[track_caller]
-pub(super) fn fail(e: AllocError) -> ! {
-    panic!("{e}")
 }

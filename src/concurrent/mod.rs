@@ -77,6 +77,7 @@ mod local;
 pub(crate) mod region;
 pub(crate) mod shared;
 mod slices;
+mod surface;
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;

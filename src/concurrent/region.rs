@@ -116,11 +116,16 @@ impl Slot {
         self.cur.load(Ordering::Relaxed)
     }
 
-    /// Whether `[addr, addr + size)` is this slot's newest allocation in its current
-    /// chunk (so it may be given back or grown in place).
-    #[inline]
-    pub(crate) fn is_last(&self, addr: usize, size: usize) -> bool {
-        size != 0 && addr >= self.data_start.get() && addr + size == self.cur()
+    /// The end of the current chunk (0 before the first).
+    #[inline(always)]
+    pub(crate) fn end(&self) -> usize {
+        self.end.get()
+    }
+
+    /// Where the current chunk's data begins (0 before the first).
+    #[inline(always)]
+    pub(crate) fn data_start(&self) -> usize {
+        self.data_start.get()
     }
 
     /// Room left in the current chunk.

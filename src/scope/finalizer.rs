@@ -254,7 +254,7 @@ pub(crate) unsafe fn write_slice_record<T>(record: NonNull<u8>, len: usize) -> N
 /// chain runs. Runs of zero-sized types are never open (their values share one address,
 /// so an end cannot count them); each such value gets its own record.
 #[repr(C)]
-pub(crate) struct Chain {
+pub struct Chain {
     head: Cell<Option<NonNull<Finalizer>>>,
     /// Values in the sealed records (a run counts each of its values, a slice once).
     /// Initialised while `head` is `Some`.
@@ -508,51 +508,5 @@ impl SharedChain {
             .swap(ptr::null_mut(), crate::sync::Ordering::Acquire);
         // SAFETY: forwarded from the caller; the head was taken, so nothing runs twice.
         unsafe { run_from(NonNull::new(head)) }
-    }
-}
-
-/// A record for a slice that does not follow it: the plain record, then where the
-/// elements are and how many (a concurrent scope's collected slices move while they
-/// grow, so their record is written once they are complete).
-#[repr(C)]
-pub(crate) struct SliceRefRecord {
-    head: Finalizer,
-    first: *mut u8,
-    len: usize,
-}
-
-/// Destroys the `[T]` a slice-reference record points at.
-///
-/// # Safety
-/// `record` was written by [`write_slice_ref_record`] for `len` live `T`s.
-unsafe fn drop_slice_ref<T>(record: NonNull<Finalizer>) {
-    // SAFETY: per the caller; the pointer keeps the provenance it was written with.
-    unsafe {
-        let r = record.cast::<SliceRefRecord>().as_ptr();
-        let first = ptr::read(ptr::addr_of!((*r).first)).cast::<T>();
-        let len = ptr::read(ptr::addr_of!((*r).len));
-        ptr::drop_in_place(ptr::slice_from_raw_parts_mut(first, len));
-    }
-}
-
-/// Writes a record that drops the `len` `T`s at `first`.
-///
-/// # Safety
-/// `record` points to room for a [`SliceRefRecord`], aligned; the elements are alive
-/// and stay where they are until the record runs.
-pub(crate) unsafe fn write_slice_ref_record<T>(record: NonNull<u8>, first: NonNull<T>, len: usize) {
-    // SAFETY: per the caller.
-    unsafe {
-        record
-            .cast::<SliceRefRecord>()
-            .as_ptr()
-            .write(SliceRefRecord {
-                head: Finalizer {
-                    run: drop_slice_ref::<T>,
-                    next: None,
-                },
-                first: first.as_ptr().cast(),
-                len,
-            });
     }
 }

@@ -31,15 +31,16 @@ mod alloc_api;
 pub(crate) mod finalizer;
 pub(crate) mod info;
 mod introspect;
+pub(crate) mod place;
 mod raw;
 mod slices;
+mod surface;
 mod text;
 mod values;
 
 use crate::block::cursor::Cursor;
 use crate::block::linear::LinearAllocator;
 use crate::error::{AllocError, AllocErrorKind};
-use crate::limits::MAX_ALIGN;
 use info::{Extras, ScopeInfo};
 
 /// One scope: everything allocated through it lives until it unwinds.
@@ -538,8 +539,6 @@ impl<'s> ScopeStack<'s> {
         }
     }
 
-    // ----- bump helpers (used by every kind of placement) -----
-
     /// The block, through the cursor (the handle keeps no pointer of its own to it).
     #[inline]
     fn alloc(&self) -> &'s LinearAllocator {
@@ -547,67 +546,6 @@ impl<'s> ScopeStack<'s> {
         // outermost scope on this cursor opened (`LinearAllocator::scope`, or the cursor
         // was made by `scope_shared`), and that borrow lasts at least as long as `'s`.
         unsafe { self.cursor.block().as_ref() }
-    }
-
-    /// A guard for a slice that was just bump-allocated from `from` up to the bump
-    /// pointer and is about to be filled by user code. If that code panics (the guard is
-    /// dropped rather than forgotten) and the slice is still the newest allocation, the
-    /// bump pointer goes back to `from`: the elements built so far have already been
-    /// dropped by `fill`, and no finalizer record was linked.
-    ///
-    /// If the user code allocated from this scope meanwhile, the slice is no longer at
-    /// the top and its bytes stay taken until the scope ends, like any hole.
-    fn give_back_on_panic(&self, from: usize) -> GiveBack<'s> {
-        GiveBack {
-            alloc: self.alloc(),
-            cursor: self.cursor,
-            from,
-            to: self.cursor.cur(),
-        }
-    }
-
-    /// Checks a runtime (size, align) request and bump-allocates it.
-    #[inline]
-    fn bump_checked(&self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
-        if !align.is_power_of_two() {
-            return Err(self.error(AllocErrorKind::InvalidAlignment, size, align));
-        }
-        if align > MAX_ALIGN {
-            return Err(self.error(AllocErrorKind::AlignmentTooLarge, size, align));
-        }
-        if size > isize::MAX as usize {
-            return Err(self.error(AllocErrorKind::CapacityOverflow, size, align));
-        }
-        if size == 0 {
-            return Ok(dangling(align));
-        }
-        self.cursor
-            .bump_any(size, align)
-            .ok_or_else(|| self.oom(size, align))
-    }
-
-    /// Bump-allocates room for one `T`-shaped block of `SIZE` bytes at `ALIGN`, where both
-    /// are compile-time constants. The branches on them fold away.
-    #[inline(always)]
-    fn bump_const(&self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
-        if align > MAX_ALIGN {
-            return Err(self.too_aligned(size, align));
-        }
-        let got = if size <= MAX_ALIGN {
-            self.cursor.bump_small(size, align)
-        } else {
-            self.cursor.bump_any(size, align)
-        };
-        match got {
-            Some(p) => Ok(p),
-            None => Err(self.oom(size, align)),
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn too_aligned(&self, size: usize, align: usize) -> AllocError {
-        self.error(AllocErrorKind::AlignmentTooLarge, size, align)
     }
 }
 
@@ -621,88 +559,6 @@ impl fmt::Debug for ScopeStack<'_> {
             .field("finalizers", &self.finalizer_count())
             .finish()
     }
-}
-
-/// Releases a slice whose initialiser panicked; see `ScopeStack::give_back_on_panic`.
-struct GiveBack<'a> {
-    alloc: &'a LinearAllocator,
-    cursor: &'a Cursor,
-    /// The bump pointer before the slice was carved.
-    from: usize,
-    /// The bump pointer right after it.
-    to: usize,
-}
-
-impl Drop for GiveBack<'_> {
-    #[cold]
-    fn drop(&mut self) {
-        // The bump pointer is where the slice left it, so nothing handed out since lies
-        // above `from`: code that allocated meanwhile either moved it higher or gave
-        // everything back in place. (A scratch scope opened meanwhile used a cursor of
-        // its own and has ended.) The finalizer chain is untouched: its newest record
-        // ends at or below `from`, so a run of objects can go on growing from there.
-        if self.cursor.cur() == self.to && self.to != self.from {
-            #[cfg(feature = "debug-fill")]
-            crate::block::debug_fill::released(self.cursor, self.from);
-            self.alloc.rewind(self.cursor, self.from);
-        }
-    }
-}
-
-/// Writes `value` at `slot` and returns it with the scope's lifetime.
-///
-/// # Safety
-/// `slot` is valid, aligned and exclusive for a `T` for `'a`.
-#[inline(always)]
-unsafe fn place<'a, T>(slot: NonNull<T>, value: T) -> &'a mut T {
-    // SAFETY: per the caller.
-    unsafe {
-        slot.as_ptr().write(value);
-        &mut *slot.as_ptr()
-    }
-}
-
-/// Calls `f` and writes its result straight to `slot`. Inlined into every caller, with
-/// `f` inlined into it where the optimiser can, so a large result is built in place
-/// rather than in a stack temporary that is then copied.
-///
-/// # Safety
-/// `slot` is valid for writes and aligned for a `T`.
-#[inline(always)]
-unsafe fn write_with<T>(slot: NonNull<T>, f: impl FnOnce() -> T) {
-    // SAFETY: per the caller.
-    unsafe { slot.as_ptr().write(f()) }
-}
-
-/// Initialises `len` elements at `first` from `f`; on a panic in `f`, drops the elements
-/// already built and lets the panic go on.
-///
-/// # Safety
-/// `first` has room for `len` `T`s (or `T` is zero-sized and `first` is aligned).
-unsafe fn fill<T>(first: NonNull<T>, len: usize, f: &mut impl FnMut(usize) -> T) {
-    struct Built<T> {
-        first: NonNull<T>,
-        done: usize,
-    }
-    impl<T> Drop for Built<T> {
-        fn drop(&mut self) {
-            // SAFETY: the first `done` elements were initialised and not yet handed out.
-            unsafe {
-                ptr::drop_in_place(ptr::slice_from_raw_parts_mut(
-                    self.first.as_ptr(),
-                    self.done,
-                ))
-            };
-        }
-    }
-    let mut built = Built { first, done: 0 };
-    while built.done < len {
-        let v = f(built.done);
-        // SAFETY: `done < len`, so the slot is inside the room the caller gave us.
-        unsafe { first.as_ptr().add(built.done).write(v) };
-        built.done += 1;
-    }
-    core::mem::forget(built);
 }
 
 /// A non-null pointer aligned to `align`, with no provenance: valid for zero-sized use.

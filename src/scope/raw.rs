@@ -9,7 +9,7 @@ use core::ptr::NonNull;
 
 use crate::error::AllocError;
 
-use super::ScopeStack;
+use super::{place, ScopeStack};
 
 impl<'s> ScopeStack<'s> {
     /// Allocates uninitialised memory for `layout` (zero-sized layouts get an aligned
@@ -48,7 +48,7 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     pub fn try_alloc_layout(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        self.try_alloc_raw(layout.size(), layout.align())
+        place::try_alloc_layout(self, layout)
     }
 
     /// Allocates `size` uninitialised bytes aligned to `align`.
@@ -85,9 +85,6 @@ impl<'s> ScopeStack<'s> {
     /// });
     /// ```
     pub fn try_alloc_raw(&self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
-        let p = self.bump_checked(size, align)?;
-        #[cfg(feature = "debug-fill")]
-        crate::block::debug_fill::fresh(p, size);
-        Ok(p)
+        place::try_alloc_raw(self, size, align)
     }
 }

@@ -6,17 +6,9 @@
 //! makes them panics, the ones made so far are dropped and, when the slice is still the
 //! newest allocation, its room is given back; while `alloc_iter` claims room ahead of
 //! the elements it has built, statistics leave the claimed tail out.
-use core::mem::{align_of, needs_drop, size_of};
-use core::ptr::{self, NonNull};
+use crate::error::{AllocError, AllocErrorWith};
 
-use crate::block::cursor::Cursor;
-use crate::block::linear::LinearAllocator;
-use crate::block::reservation::SavedGaps;
-use crate::error::{AllocError, AllocErrorKind, AllocErrorWith};
-use crate::limits::MAX_ALIGN;
-
-use super::finalizer::{self, SliceLayout};
-use super::{dangling, fill, ScopeStack};
+use super::{place, ScopeStack};
 
 impl<'s> ScopeStack<'s> {
     /// Copies a slice into the scope.
@@ -46,13 +38,7 @@ impl<'s> ScopeStack<'s> {
     /// memory.scope("a", |a| assert!(a.try_alloc_slice_copy(&[0u32; 3]).is_err()));
     /// ```
     pub fn try_alloc_slice_copy<T: Copy>(&self, src: &[T]) -> Result<&'s mut [T], AllocError> {
-        let dst = self.try_alloc_array_uninit::<T>(src.len())?;
-        // SAFETY: `dst` has room for `src.len()` `T`s and does not overlap `src` (it is
-        // fresh memory). `T: Copy`, so a bitwise copy is a valid value.
-        unsafe {
-            ptr::copy_nonoverlapping(src.as_ptr(), dst.as_ptr(), src.len());
-            Ok(core::slice::from_raw_parts_mut(dst.as_ptr(), src.len()))
-        }
+        place::try_alloc_slice_copy(self, src)
     }
 
     /// Clones every element of a slice into the scope. If `T` needs drop, one finalizer
@@ -88,7 +74,8 @@ impl<'s> ScopeStack<'s> {
         &self,
         src: &[T],
     ) -> Result<&'s mut [T], AllocError> {
-        self.try_alloc_slice_fill_with(src.len(), |i| src[i].clone())
+        // SAFETY: `T: 'static` (drop rule); a plain scope runs its chain on its own thread.
+        unsafe { place::try_alloc_slice_clone(self, src) }
     }
 
     /// Builds a slice of `len` elements from `f(0), f(1), ...`. If `T` needs drop, one
@@ -127,50 +114,10 @@ impl<'s> ScopeStack<'s> {
     pub fn try_alloc_slice_fill_with<T: 'static>(
         &self,
         len: usize,
-        mut f: impl FnMut(usize) -> T,
+        f: impl FnMut(usize) -> T,
     ) -> Result<&'s mut [T], AllocError> {
-        let from = self.cursor.cur();
-        if !needs_drop::<T>() || len == 0 {
-            let dst = if size_of::<T>() == 0 {
-                dangling(align_of::<T>()).cast::<T>()
-            } else {
-                self.try_alloc_array_uninit::<T>(len)?
-            };
-            let give_back = self.give_back_on_panic(from);
-            // SAFETY: `dst` has room for `len` elements (or `T` is zero-sized); `fill`
-            // initialises all of them or drops what it built and panics.
-            unsafe {
-                fill(dst, len, &mut f);
-                core::mem::forget(give_back);
-                return Ok(core::slice::from_raw_parts_mut(dst.as_ptr(), len));
-            }
-        }
-        let size = SliceLayout::<T>::size(len).ok_or_else(|| {
-            self.error(
-                AllocErrorKind::CapacityOverflow,
-                usize::MAX,
-                align_of::<T>(),
-            )
-        })?;
-        let align = SliceLayout::<T>::ALIGN;
-        if align > MAX_ALIGN {
-            return Err(self.too_aligned(size, align));
-        }
-        let record = self
-            .cursor
-            .bump_any(size, align)
-            .ok_or_else(|| self.oom(size, align))?;
-        let give_back = self.give_back_on_panic(from);
-        // SAFETY: `record` has room for the slice record and `len` elements at the right
-        // alignment. The record is linked only once every element is built, so a panic
-        // in `f` leaves it unlinked and the guard may release its bytes.
-        unsafe {
-            let first = finalizer::write_slice_record::<T>(record, len);
-            fill(first, len, &mut f);
-            core::mem::forget(give_back);
-            self.info.chain.link(record);
-            Ok(core::slice::from_raw_parts_mut(first.as_ptr(), len))
-        }
+        // SAFETY: `T: 'static` (drop rule); a plain scope runs its chain on its own thread.
+        unsafe { place::try_alloc_slice_fill_with(self, len, f) }
     }
 
     /// Collects an iterator into a slice in the scope, for any iterator: its length need
@@ -235,152 +182,64 @@ impl<'s> ScopeStack<'s> {
         &self,
         iter: impl IntoIterator<Item = T>,
     ) -> Result<&'s mut [T], AllocError> {
-        let mut iter = iter.into_iter();
-        // Room before the first element: a slice record when `T` needs drop.
-        let (head, align) = if needs_drop::<T>() {
-            (SliceLayout::<T>::VALUE_OFFSET, SliceLayout::<T>::ALIGN)
-        } else {
-            (0, align_of::<T>())
-        };
-        if align > MAX_ALIGN {
-            return Err(self.too_aligned(size_of::<T>(), align));
-        }
-        // Nothing is claimed until the first element comes: an empty iterator takes no
-        // memory and links no record. Until then `end == claimed == usize::MAX`, which
-        // sends the first element to `claim_more`.
-        let mut grow = Growing::<T> {
-            alloc: self.alloc(),
-            cursor: self.cursor,
-            from: 0,
-            first: dangling(align_of::<T>()).cast::<T>(),
-            len: 0,
-            end: usize::MAX,
-            claimed: usize::MAX,
-            outer: self.alloc().save_gaps(),
-        };
-        for value in iter.by_ref() {
-            if size_of::<T>() == 0 {
-                // Zero-sized elements take no room; a slice record does.
-                if needs_drop::<T>() && grow.len == 0 {
-                    if let Err(e) = self.claim_more(&mut grow, head, align) {
-                        drop(value);
-                        return Err(e);
-                    }
-                }
-                // SAFETY: any aligned pointer is valid for a zero-sized write; `first` is
-                // aligned. The value is forgotten into the slice and counted.
-                unsafe { grow.first.as_ptr().write(value) };
-                grow.len += 1;
-                continue;
-            }
-            if grow.claimed - grow.end < size_of::<T>() {
-                if let Err(e) = self.claim_more(&mut grow, head, align) {
-                    drop(value);
-                    return Err(e);
-                }
-            }
-            // SAFETY: `[end, end + size)` lies in the room this call claimed
-            // (`end + size <= claimed`, and nothing else is handed out below `claimed`);
-            // `end` is aligned for `T` (elements are contiguous from the aligned
-            // `first`).
-            unsafe { grow.first.as_ptr().add(grow.len).write(value) };
-            grow.len += 1;
-            grow.end += size_of::<T>();
-            // The element is in use now: the gap statistics leave out starts after it,
-            // so memory the iterator takes above the claim is counted on top of it.
-            self.alloc().raise_gap_start(grow.end);
-        }
-        // The iterator's own drop may run user code; the elements stay guarded until then.
-        drop(iter);
-        let len = grow.len;
-        let first = grow.first;
-        if len != 0 && size_of::<T>() != 0 {
-            // Give back the room claimed ahead (if it is still the newest allocation)
-            // and count only what was kept.
-            self.alloc()
-                .end_reservation(self.cursor, grow.claimed, grow.end, grow.outer);
-        } else {
-            self.alloc().restore_gaps(&grow.outer);
-        }
-        core::mem::forget(grow);
-        // SAFETY: `len` initialised elements from `first`; when `T` needs drop and `len`
-        // is not 0, a slice record's room lies right before them (`head` bytes at
-        // `align`, carved by `claim_more`). The record is linked now that every element
-        // is built (records the iterator linked meanwhile were finished first, so they
-        // are destroyed after the slice). `T: 'static` (drop rule).
-        unsafe {
-            if needs_drop::<T>() && len != 0 {
-                let record = first.cast::<u8>().sub(head);
-                let slot = finalizer::write_slice_record::<T>(record, len);
-                debug_assert_eq!(slot, first);
-                self.info.chain.link(record);
-            }
-            Ok(core::slice::from_raw_parts_mut(first.as_ptr(), len))
-        }
+        // SAFETY: `T: 'static` (drop rule); a plain scope runs its chain on its own thread.
+        unsafe { place::try_alloc_iter(self, iter) }
     }
 
-    /// Claims room for at least one more element of a slice being collected. If the
-    /// claimed room is still the newest allocation, it grows in place (doubling, within
-    /// the limit). Otherwise (the first element, or the iterator allocated from this
-    /// scope since the last claim) it carves room at the top of the block and moves the
-    /// elements built so far there, leaving their old bytes as a hole.
-    #[cold]
-    #[inline(never)]
-    fn claim_more<T>(
+    /// Collects items that need no drop into a slice, with no `'static` bound: the items
+    /// may borrow, for example `&'s str`s from this same scope. As
+    /// [`alloc_iter`](Self::alloc_iter) otherwise (grown in place, no temporary `Vec`).
+    /// It is to `alloc_iter` what [`new_pod`](Self::new_pod) is to
+    /// [`new_object`](Self::new_object): no finalizer is recorded, so no destructor can
+    /// see a borrow that is already dead, and a type that needs drop is a compile-time
+    /// error (E0080, "alloc_iter_pod: this type needs drop; use alloc_iter").
+    ///
+    /// `alloc_iter` of such items fails with "borrowed data escapes" or "must outlive
+    /// `'static`": that bound is what keeps a finalized element's destructor from
+    /// reading freed data; use this method instead.
+    ///
+    /// # Panics
+    /// When the scope runs out of memory; see [`try_alloc_iter_pod`](Self::try_alloc_iter_pod).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let names: [&str; 2] = [level.alloc_str("frog"), level.alloc_str("newt")];
+    ///     let by_len: &[&str] = level.alloc_iter_pod(names.iter().copied());
+    ///     assert_eq!(by_len, &["frog", "newt"]);
+    /// });
+    /// ```
+    ///
+    /// ```compile_fail,E0080
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.alloc_iter_pod((0..3).map(|i| i.to_string())); // String needs drop
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn alloc_iter_pod<T>(&self, iter: impl IntoIterator<Item = T>) -> &'s mut [T] {
+        place::or_fail(self, place::try_alloc_iter_pod(self, iter))
+    }
+
+    /// The `try_` form of [`alloc_iter_pod`](Self::alloc_iter_pod): on an error the
+    /// items taken so far are dropped and their memory is given back.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(64).unwrap();
+    /// memory.scope("a", |a| {
+    ///     let word = a.alloc_str("toad");
+    ///     assert!(a.try_alloc_iter_pod(std::iter::repeat(&*word).take(100)).is_err());
+    ///     assert_eq!(a.try_alloc_iter_pod([&*word]).unwrap(), &["toad"]);
+    /// });
+    /// ```
+    pub fn try_alloc_iter_pod<T>(
         &self,
-        grow: &mut Growing<'_, T>,
-        head: usize,
-        align: usize,
-    ) -> Result<(), AllocError> {
-        // Claim ahead as much as is built so far (at least 256 bytes), like a `Vec`
-        // doubling, so collecting `n` elements takes O(log n) claims.
-        let size = size_of::<T>();
-        let built = grow.len * size;
-        // Zero-sized elements need room for the record alone.
-        let ahead = if size == 0 {
-            0
-        } else {
-            built.max(256).max(size)
-        };
-        let cur = self.cursor.cur();
-        let limit = self.cursor.limit();
-        if cur == grow.claimed {
-            // Grow in place: the elements stay where they are.
-            let need = grow.end + size - grow.claimed;
-            let room = limit.saturating_sub(cur);
-            if room < need {
-                return Err(self.oom(size, align_of::<T>()));
-            }
-            grow.claimed = cur + ahead.max(need).min(room);
-            self.cursor.set_cur(grow.claimed);
-        } else {
-            let from = cur;
-            let bytes = head + built + size;
-            let start = self
-                .cursor
-                .bump_any(bytes, align)
-                .ok_or_else(|| self.oom(bytes, align))?;
-            // SAFETY: `start` has room for `head` bytes and `len + 1` elements, is fresh
-            // (above everything, so it does not overlap the old elements) and aligned.
-            // The elements are moved bitwise; their old copies are never used again.
-            unsafe {
-                let first = start.add(head).cast::<T>();
-                ptr::copy_nonoverlapping(grow.first.as_ptr(), first.as_ptr(), grow.len);
-                grow.first = first;
-            }
-            grow.end = start.as_ptr().addr() + head + built;
-            // Claim some more ahead if there is room; the bump above is the minimum.
-            let cur = self.cursor.cur();
-            let extra = limit.saturating_sub(cur).min(ahead);
-            self.cursor.set_cur(cur + extra);
-            grow.claimed = cur + extra;
-            // If collection fails now, the new place (and its padding) is what goes back.
-            grow.from = from;
-        }
-        // Statistics leave out the room claimed ahead (never counted as use or as a
-        // high-water mark), and count what the iterator allocates above it.
-        self.alloc().set_gap(&grow.outer, grow.end, grow.claimed);
-        Ok(())
+        iter: impl IntoIterator<Item = T>,
+    ) -> Result<&'s mut [T], AllocError> {
+        place::try_alloc_iter_pod(self, iter)
     }
 
     /// Collects an iterator of known length into a slice in the scope. The memory is
@@ -429,12 +288,8 @@ impl<'s> ScopeStack<'s> {
         I: IntoIterator<Item = T>,
         I::IntoIter: ExactSizeIterator,
     {
-        let mut iter = iter.into_iter();
-        let len = iter.len();
-        self.try_alloc_slice_fill_with(len, |i| match iter.next() {
-            Some(v) => v,
-            None => short_iterator(len, i),
-        })
+        // SAFETY: `T: 'static` (drop rule); a plain scope runs its chain on its own thread.
+        unsafe { place::try_alloc_iter_exact(self, iter) }
     }
 
     /// Fills a new slice of `len` elements with copies of `value`. Any `Copy` type
@@ -467,18 +322,7 @@ impl<'s> ScopeStack<'s> {
         len: usize,
         value: T,
     ) -> Result<&'s mut [T], AllocErrorWith<T>> {
-        let first = match self.try_alloc_array_uninit::<T>(len) {
-            Ok(p) => p,
-            Err(error) => return Err(AllocErrorWith { error, value }),
-        };
-        // SAFETY: room for `len` `T`s (or `T` is zero-sized and `first` is aligned);
-        // copying a `Copy` value cannot panic.
-        unsafe {
-            for i in 0..len {
-                first.as_ptr().add(i).write(value);
-            }
-            Ok(core::slice::from_raw_parts_mut(first.as_ptr(), len))
-        }
+        place::try_alloc_slice_fill_copy(self, len, value)
     }
 
     /// Fills a new slice of `len` elements with clones of `value`. If `T` needs drop,
@@ -515,7 +359,8 @@ impl<'s> ScopeStack<'s> {
         len: usize,
         value: &T,
     ) -> Result<&'s mut [T], AllocError> {
-        self.try_alloc_slice_fill_with(len, |_| value.clone())
+        // SAFETY: `T: 'static` (drop rule); a plain scope runs its chain on its own thread.
+        unsafe { place::try_alloc_slice_fill_clone(self, len, value) }
     }
 
     /// Fills a new slice of `len` elements with `T::default()`. If `T` needs drop, one
@@ -549,79 +394,7 @@ impl<'s> ScopeStack<'s> {
         &self,
         len: usize,
     ) -> Result<&'s mut [T], AllocError> {
-        self.try_alloc_slice_fill_with(len, |_| T::default())
+        // SAFETY: `T: 'static` (drop rule); a plain scope runs its chain on its own thread.
+        unsafe { place::try_alloc_slice_fill_default(self, len) }
     }
-}
-
-/// A slice being collected by `ScopeStack::try_alloc_iter`: `len` elements built from
-/// `first`, ending at `end`, in room claimed up to `claimed`. If dropped (an error or a
-/// panic), it drops those elements and, if the claimed room is still the newest
-/// allocation, gives it back down to `from`; either way it restores the statistics
-/// bound `outer`.
-struct Growing<'a, T> {
-    alloc: &'a LinearAllocator,
-    cursor: &'a Cursor,
-    /// The bump pointer before the slice's room (at its latest place) was carved.
-    from: usize,
-    first: NonNull<T>,
-    len: usize,
-    /// Address one past the last built element (for a zero-sized `T`, past the head).
-    end: usize,
-    /// Address one past the room claimed (the bump pointer, unless the iterator has
-    /// allocated since).
-    claimed: usize,
-    /// The block's reservations when collection began (see
-    /// `crate::block::reservation`), restored when it ends.
-    outer: SavedGaps,
-}
-
-impl<T> Drop for Growing<'_, T> {
-    #[cold]
-    fn drop(&mut self) {
-        /// Gives the bytes back after the drops, even if one of them panics.
-        struct Rewind<'b> {
-            alloc: &'b LinearAllocator,
-            cursor: &'b Cursor,
-            from: usize,
-            end: usize,
-            claimed: usize,
-            outer: SavedGaps,
-        }
-        impl Drop for Rewind<'_> {
-            fn drop(&mut self) {
-                // As in `GiveBack`: only if nothing was allocated above the room. The
-                // claimed tail is dropped first, uncounted; the built elements were real
-                // use, so the high-water mark sees them.
-                let at_top = self.cursor.cur() == self.claimed && self.claimed != self.from;
-                if at_top {
-                    self.cursor.set_cur(self.end);
-                }
-                self.alloc.restore_gaps(&self.outer);
-                if at_top {
-                    #[cfg(feature = "debug-fill")]
-                    crate::block::debug_fill::released(self.cursor, self.from);
-                    self.alloc.rewind(self.cursor, self.from);
-                }
-            }
-        }
-        let _rewind = Rewind {
-            alloc: self.alloc,
-            cursor: self.cursor,
-            from: self.from,
-            end: self.end,
-            claimed: self.claimed,
-            outer: self.outer,
-        };
-        // SAFETY: the first `len` elements were initialised and never handed out; this
-        // drops each once (`drop_in_place` on a slice goes on past a panicking one).
-        unsafe { ptr::drop_in_place(ptr::slice_from_raw_parts_mut(self.first.as_ptr(), self.len)) };
-    }
-}
-
-/// The panic for an `ExactSizeIterator` that ended before its `len`.
-#[cold]
-#[inline(never)]
-#[track_caller]
-fn short_iterator(len: usize, got: usize) -> ! {
-    panic!("alloc_iter_exact: the iterator said it had {len} items but ended after {got}")
 }

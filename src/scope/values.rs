@@ -5,14 +5,11 @@
 //! drop is fully written before its finalizer record (or its run's count) makes it
 //! visible to the chain, so an unwind never drops uninitialised memory; values that
 //! need no drop get no record; a value that gets a finalizer is `'static` (rule 4).
-use core::mem::{align_of, needs_drop, size_of, MaybeUninit};
-use core::ptr::NonNull;
+use core::mem::MaybeUninit;
 
 use crate::error::{AllocError, AllocErrorWith};
-use crate::limits::MAX_ALIGN;
 
-use super::finalizer::{self, ObjectLayout, RunLayout};
-use super::{dangling, place, write_with, GiveBack, ScopeStack};
+use super::{place, ScopeStack};
 
 impl<'s> ScopeStack<'s> {
     /// Places a value that needs no drop and returns a reference to it. No finalizer
@@ -45,39 +42,7 @@ impl<'s> ScopeStack<'s> {
     #[inline(always)]
     #[track_caller]
     pub fn new_pod<T>(&self, value: T) -> &'s mut T {
-        const {
-            assert!(
-                !needs_drop::<T>(),
-                "new_pod: this type needs drop; use new_object"
-            )
-        };
-        /// The out-of-memory panic, out of line. It never returns, so the fast path
-        /// keeps nothing alive across it: no stack frame, no saved registers.
-        #[cold]
-        #[inline(never)]
-        #[track_caller]
-        fn out_of_memory(scope: &ScopeStack<'_>, size: usize, align: usize) -> ! {
-            scope.fail(scope.oom(size, align))
-        }
-
-        if size_of::<T>() == 0 {
-            return self.place_zst(value);
-        }
-        // Both conditions are constants, so this folds to one arm. Small types (the usual
-        // case) take the hot path: one bump, one branch.
-        if size_of::<T>() <= MAX_ALIGN && align_of::<T>() <= MAX_ALIGN {
-            return match self.cursor.bump_small(size_of::<T>(), align_of::<T>()) {
-                // SAFETY: fresh, exclusive memory of the right size and alignment for a
-                // `T` that lives until the scope unwinds (`'s`).
-                Some(p) => unsafe { place(p.cast::<T>(), value) },
-                None => out_of_memory(self, size_of::<T>(), align_of::<T>()),
-            };
-        }
-        match self.bump_const(size_of::<T>(), align_of::<T>()) {
-            // SAFETY: as above.
-            Ok(p) => unsafe { place(p.cast::<T>(), value) },
-            Err(e) => self.fail(e),
-        }
+        place::new_pod(self, value)
     }
 
     /// Places a value that needs no drop, or hands it back with the error.
@@ -93,28 +58,7 @@ impl<'s> ScopeStack<'s> {
     /// ```
     #[inline(always)]
     pub fn try_new_pod<T>(&self, value: T) -> Result<&'s mut T, AllocErrorWith<T>> {
-        const {
-            assert!(
-                !needs_drop::<T>(),
-                "try_new_pod: this type needs drop; use try_new_object"
-            )
-        };
-        if size_of::<T>() == 0 {
-            return Ok(self.place_zst(value));
-        }
-        match self.bump_const(size_of::<T>(), align_of::<T>()) {
-            // SAFETY: as in `new_pod`.
-            Ok(p) => Ok(unsafe { place(p.cast::<T>(), value) }),
-            Err(error) => Err(AllocErrorWith { error, value }),
-        }
-    }
-
-    /// Places a zero-sized value at an aligned dangling address.
-    #[inline(always)]
-    fn place_zst<T>(&self, value: T) -> &'s mut T {
-        // SAFETY: any non-null, aligned pointer is valid for a zero-sized `T`. The value
-        // is forgotten into that address; if it needs drop, the caller links a record.
-        unsafe { place(dangling(align_of::<T>()).cast::<T>(), value) }
+        place::try_new_pod(self, value)
     }
 
     /// Places a value, and if it needs drop, links a finalizer so that its destructor
@@ -150,10 +94,7 @@ impl<'s> ScopeStack<'s> {
     #[inline]
     #[track_caller]
     pub fn new_object<T: 'static>(&self, value: T) -> &'s mut T {
-        match self.try_new_object(value) {
-            Ok(r) => r,
-            Err(e) => self.fail(e.error),
-        }
+        place::or_fail(self, self.try_new_object(value).map_err(|e| e.error))
     }
 
     /// Places a value with a finalizer if it needs drop, or hands it back with the error.
@@ -169,42 +110,8 @@ impl<'s> ScopeStack<'s> {
     /// ```
     #[inline]
     pub fn try_new_object<T: 'static>(&self, value: T) -> Result<&'s mut T, AllocErrorWith<T>> {
-        if !needs_drop::<T>()
-            || align_of::<T>() > MAX_ALIGN
-            || size_of::<T>() > MAX_ALIGN
-            || size_of::<T>() == 0
-        {
-            // SAFETY: `T: 'static`, so the value holds no borrow that could dangle when
-            // its finalizer runs.
-            return unsafe { self.try_new_object_unchecked(value) };
-        }
-        // Same type as the newest finalized value, placed right behind it: extend its run.
-        let cursor = self.cursor;
-        let cur = cursor.cur();
-        if let Some(end) = self.info.chain.run_end::<T>(cur) {
-            if let Some(slot) = cursor.bump_small(size_of::<T>(), align_of::<T>()) {
-                debug_assert_eq!(slot.as_ptr().addr(), end);
-                // SAFETY: `slot` is the fresh memory right after the run; the value is
-                // written before the run counts it. `T: 'static` (drop rule).
-                unsafe {
-                    slot.cast::<T>().as_ptr().write(value);
-                    self.info.chain.grow_run::<T>();
-                    return Ok(&mut *slot.cast::<T>().as_ptr());
-                }
-            }
-        }
-        let record = match self.bump_const(RunLayout::<T>::FIRST_SIZE, RunLayout::<T>::ALIGN) {
-            Ok(p) => p,
-            Err(error) => return Err(AllocErrorWith { error, value }),
-        };
-        // SAFETY: `record` has room for a run record and one `T`, aligned; the value is
-        // written before the record is linked. `T: 'static` (drop rule).
-        unsafe {
-            let slot = finalizer::write_run_record::<T>(record);
-            slot.as_ptr().write(value);
-            self.info.chain.link_run::<T>(record);
-            Ok(&mut *slot.as_ptr())
-        }
+        // SAFETY: `T: 'static` (drop rule); a plain scope runs its chain on its own thread.
+        unsafe { place::try_new_object(self, value) }
     }
 
     /// Places a value with a finalizer without requiring `T: 'static`.
@@ -259,42 +166,11 @@ impl<'s> ScopeStack<'s> {
         &self,
         value: T,
     ) -> Result<&'s mut T, AllocErrorWith<T>> {
-        if !needs_drop::<T>() {
-            if size_of::<T>() == 0 {
-                return Ok(self.place_zst(value));
-            }
-            return match self.bump_const(size_of::<T>(), align_of::<T>()) {
-                // SAFETY: fresh memory for a `T`; it needs no drop, so no record.
-                Ok(p) => Ok(unsafe { place(p.cast::<T>(), value) }),
-                Err(error) => Err(AllocErrorWith { error, value }),
-            };
-        }
-        let record = match self.bump_const(ObjectLayout::<T>::SIZE, ObjectLayout::<T>::ALIGN) {
-            Ok(p) => p,
-            Err(error) => return Err(AllocErrorWith { error, value }),
-        };
-        // SAFETY: `record` has `ObjectLayout::<T>::SIZE` bytes at `ALIGN`. The value is
-        // written before the record is linked; the caller vouches for the drop contract.
-        unsafe {
-            let slot = finalizer::write_object_record::<T>(record);
-            slot.as_ptr().write(value);
-            self.info.chain.link(record);
-            Ok(&mut *slot.as_ptr())
-        }
+        // SAFETY: forwarded from the caller.
+        unsafe { place::try_new_object_unchecked(self, value) }
     }
 
     // ----- in-place construction -----
-
-    /// Reserves room for one `T` (no finalizer: a `MaybeUninit` is never dropped).
-    #[inline(always)]
-    fn bump_value<T>(&self) -> Result<NonNull<T>, AllocError> {
-        if size_of::<T>() == 0 {
-            return Ok(dangling(align_of::<T>()).cast::<T>());
-        }
-        Ok(self
-            .bump_const(size_of::<T>(), align_of::<T>())?
-            .cast::<T>())
-    }
 
     /// Places the value `f` returns, which needs no drop. The room is reserved first
     /// and `f` is called after, so the optimiser can build the value straight in scope
@@ -329,18 +205,7 @@ impl<'s> ScopeStack<'s> {
     #[inline(always)]
     #[track_caller]
     pub fn new_pod_with<T>(&self, f: impl FnOnce() -> T) -> &'s mut T {
-        const {
-            assert!(
-                !needs_drop::<T>(),
-                "new_pod_with: this type needs drop; use new_object_with"
-            )
-        };
-        match self.bump_value::<T>() {
-            // SAFETY: fresh, exclusive memory of the right size and alignment for a `T`
-            // that lives until the scope unwinds (`'s`); it needs no drop.
-            Ok(slot) => unsafe { self.place_with(slot, f) },
-            Err(e) => self.fail(e),
-        }
+        place::or_fail(self, place::try_new_pod_with(self, f))
     }
 
     /// Places the value `f` returns, which needs no drop, or says why the room cannot be
@@ -357,15 +222,7 @@ impl<'s> ScopeStack<'s> {
     /// ```
     #[inline(always)]
     pub fn try_new_pod_with<T>(&self, f: impl FnOnce() -> T) -> Result<&'s mut T, AllocError> {
-        const {
-            assert!(
-                !needs_drop::<T>(),
-                "try_new_pod_with: this type needs drop; use try_new_object_with"
-            )
-        };
-        let slot = self.bump_value::<T>()?;
-        // SAFETY: as in `new_pod_with`.
-        Ok(unsafe { self.place_with(slot, f) })
+        place::try_new_pod_with(self, f)
     }
 
     /// Places the value `f` returns, and if it needs drop, links a finalizer so that its
@@ -393,10 +250,7 @@ impl<'s> ScopeStack<'s> {
     #[inline(always)]
     #[track_caller]
     pub fn new_object_with<T: 'static>(&self, f: impl FnOnce() -> T) -> &'s mut T {
-        match self.try_new_object_with(f) {
-            Ok(r) => r,
-            Err(e) => self.fail(e),
-        }
+        place::or_fail(self, self.try_new_object_with(f))
     }
 
     /// Places the value `f` returns with a finalizer if it needs drop, or says why the
@@ -416,56 +270,8 @@ impl<'s> ScopeStack<'s> {
         &self,
         f: impl FnOnce() -> T,
     ) -> Result<&'s mut T, AllocError> {
-        if !needs_drop::<T>() {
-            let slot = self.bump_value::<T>()?;
-            // SAFETY: fresh memory for a `T` that needs no drop, so no record.
-            return Ok(unsafe { self.place_with(slot, f) });
-        }
-        let from = self.cursor.cur();
-        let record = self.bump_const(RunLayout::<T>::FIRST_SIZE, RunLayout::<T>::ALIGN)?;
-        let give_back = self.give_back_on_panic(from);
-        // SAFETY: `record` has room for a run record and one `T`, aligned. The record is
-        // linked only once the value is written, so a panic in `f` leaves it unlinked
-        // and the guard may release its bytes. If `f` linked records of its own
-        // meanwhile, ours goes on top of them: its value was finished last, so it is
-        // destroyed first. Its run ends below the bump pointer then, so no later value
-        // is appended to it. `T: 'static` (drop rule).
-        unsafe {
-            let slot = finalizer::write_run_record::<T>(record);
-            write_with(slot, f);
-            core::mem::forget(give_back);
-            self.info.chain.link_run::<T>(record);
-            Ok(&mut *slot.as_ptr())
-        }
-    }
-
-    /// Calls `f` and writes its result to `slot`, giving the room back if `f` panics.
-    ///
-    /// # Safety
-    /// `slot` was just reserved from this scope (the bump pointer is right after it, or
-    /// it is a zero-sized `T`'s dangling address) and is valid, aligned and exclusive
-    /// for a `T` for `'s`; nothing drops the value (it needs no drop, or the caller
-    /// links a record).
-    #[inline(always)]
-    unsafe fn place_with<T>(&self, slot: NonNull<T>, f: impl FnOnce() -> T) -> &'s mut T {
-        let to = self.cursor.cur();
-        let give_back = GiveBack {
-            alloc: self.alloc(),
-            cursor: self.cursor,
-            // A zero-sized `T` took nothing (`from == to`: nothing to give back).
-            from: if size_of::<T>() == 0 {
-                to
-            } else {
-                slot.as_ptr().addr()
-            },
-            to,
-        };
-        // SAFETY: per the caller.
-        unsafe {
-            write_with(slot, f);
-            core::mem::forget(give_back);
-            &mut *slot.as_ptr()
-        }
+        // SAFETY: `T: 'static` (drop rule); a plain scope runs its chain on its own thread.
+        unsafe { place::try_new_object_with(self, f) }
     }
 
     /// Reserves uninitialised room for one `T`, for callers who initialise it in place
@@ -499,10 +305,7 @@ impl<'s> ScopeStack<'s> {
     #[inline]
     #[track_caller]
     pub fn alloc_uninit<T>(&self) -> &'s mut MaybeUninit<T> {
-        match self.try_alloc_uninit::<T>() {
-            Ok(r) => r,
-            Err(e) => self.fail(e),
-        }
+        place::or_fail(self, place::try_alloc_uninit(self))
     }
 
     /// Reserves uninitialised room for one `T`, or says why it cannot.
@@ -518,12 +321,7 @@ impl<'s> ScopeStack<'s> {
     /// ```
     #[inline]
     pub fn try_alloc_uninit<T>(&self) -> Result<&'s mut MaybeUninit<T>, AllocError> {
-        let slot = self.bump_value::<T>()?;
-        #[cfg(feature = "debug-fill")]
-        crate::block::debug_fill::fresh(slot.cast::<u8>(), size_of::<T>());
-        // SAFETY: fresh, exclusive, aligned room for a `T` until the scope unwinds; a
-        // `MaybeUninit` needs no initialisation.
-        Ok(unsafe { &mut *slot.as_ptr().cast::<MaybeUninit<T>>() })
+        place::try_alloc_uninit(self)
     }
 
     /// Reserves uninitialised room for `len` `T`s, for callers who initialise them in
@@ -550,10 +348,7 @@ impl<'s> ScopeStack<'s> {
     #[inline]
     #[track_caller]
     pub fn alloc_uninit_slice<T>(&self, len: usize) -> &'s mut [MaybeUninit<T>] {
-        match self.try_alloc_uninit_slice::<T>(len) {
-            Ok(r) => r,
-            Err(e) => self.fail(e),
-        }
+        place::or_fail(self, place::try_alloc_uninit_slice(self, len))
     }
 
     /// Reserves uninitialised room for `len` `T`s, or says why it cannot.
@@ -574,13 +369,6 @@ impl<'s> ScopeStack<'s> {
         &self,
         len: usize,
     ) -> Result<&'s mut [MaybeUninit<T>], AllocError> {
-        let first = self.try_alloc_array_uninit::<T>(len)?;
-        // SAFETY: room for `len` `T`s (or `T` is zero-sized and `first` is aligned),
-        // exclusive until the scope unwinds; `MaybeUninit` needs no initialisation.
-        Ok(
-            unsafe {
-                core::slice::from_raw_parts_mut(first.as_ptr().cast::<MaybeUninit<T>>(), len)
-            },
-        )
+        place::try_alloc_uninit_slice(self, len)
     }
 }

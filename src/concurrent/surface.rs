@@ -1,0 +1,141 @@
+//! One thread's view of a concurrent scope as a placement surface: the
+//! [`Core`](crate::scope::place::Core) of [`LocalScope`].
+//!
+//! Invariant: the region at the top is this thread's current chunk, which only this
+//! thread moves while the scope is open (a dense thread index belongs to one live
+//! thread); a thread without a slot of its own has no such region (its `top` and
+//! `limit` are 0), so everything it places is claimed from the shared region and every
+//! record goes on the shared overflow chain. Runs of one type may share a record only on
+//! the thread's own chain.
+use core::ptr::NonNull;
+
+use crate::error::{AllocError, AllocErrorKind};
+use crate::scope::finalizer::Chain;
+use crate::scope::place::{Core, Place};
+
+use super::local::LocalScope;
+use super::ConcurrentScope;
+
+// SAFETY: bumps come from this thread's chunk (its alone while the scope is open) or
+// are claimed from the region by compare-exchange, and the region rewinds only when the
+// scope closes (`'s`). Records go on this thread's chain or the shared overflow chain,
+// both run by the closing thread; the wrappers admit only `Send` values with
+// destructors (rule 8), so that thread may drop them.
+unsafe impl<'s> Core<'s> for LocalScope<'s> {
+    type Gaps = ();
+
+    #[inline(always)]
+    fn bump_fast(self, size: usize, align: usize) -> Option<NonNull<u8>> {
+        self.any_slot().bump(size, align).map(|at| self.ptr(at))
+    }
+
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn bump_cold(self, size: usize, align: usize) -> NonNull<u8> {
+        self.bump_or_fail(size, align)
+    }
+
+    #[inline]
+    fn bump(self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
+        LocalScope::bump(&self, size, align)
+    }
+
+    #[inline(always)]
+    fn chain(self) -> Option<&'s Chain> {
+        self.own_slot().map(|slot| &slot.chain)
+    }
+
+    #[inline]
+    unsafe fn link(self, record: NonNull<u8>) {
+        // SAFETY: forwarded from the caller.
+        unsafe { LocalScope::link(&self, record) }
+    }
+
+    #[cold]
+    fn error(self, kind: AllocErrorKind, size: usize, align: usize) -> AllocError {
+        LocalScope::error(&self, kind, size, align)
+    }
+
+    #[cold]
+    #[inline(never)]
+    #[track_caller]
+    fn fail(self, e: AllocError) -> ! {
+        LocalScope::fail(&self, e)
+    }
+
+    #[inline(always)]
+    fn top(self) -> usize {
+        self.own_slot().map_or(0, |slot| slot.cur())
+    }
+
+    #[inline(always)]
+    fn region_start(self) -> usize {
+        self.own_slot().map_or(usize::MAX, |slot| slot.data_start())
+    }
+
+    #[inline(always)]
+    fn limit(self) -> usize {
+        self.own_slot().map_or(0, |slot| slot.end())
+    }
+
+    #[inline(always)]
+    unsafe fn set_top(self, to: usize) {
+        if let Some(slot) = self.own_slot() {
+            slot.set_cur(to);
+        }
+    }
+
+    #[inline]
+    unsafe fn give_back(self, from: usize, to: usize) {
+        if let Some(slot) = self.own_slot() {
+            if slot.cur() == to && from <= to && from >= slot.data_start() {
+                slot.set_cur(from);
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn ptr_at(self, addr: usize) -> NonNull<u8> {
+        self.ptr(addr)
+    }
+
+    // Concurrent statistics are read per chunk (claimed room shows as used until the
+    // collection ends), so a reservation has nothing to save.
+    #[inline(always)]
+    fn gaps_save(self) {}
+
+    #[inline(always)]
+    fn gaps_set(self, _saved: &(), _from: usize, _to: usize) {}
+
+    #[inline(always)]
+    fn gaps_raise(self, _from: usize) {}
+
+    #[inline(always)]
+    fn gaps_restore(self, _saved: &()) {}
+
+    #[inline]
+    unsafe fn end_reservation(self, claimed: usize, keep: usize, _saved: ()) {
+        if let Some(slot) = self.own_slot() {
+            if slot.cur() == claimed && keep >= slot.data_start() && keep <= claimed {
+                slot.set_cur(keep);
+            }
+        }
+    }
+}
+
+impl<'s> Place<'s> for LocalScope<'s> {
+    type Core = LocalScope<'s>;
+    #[inline(always)]
+    fn core(&self) -> LocalScope<'s> {
+        *self
+    }
+}
+
+impl<'s> Place<'s> for &'s ConcurrentScope<'_> {
+    type Core = LocalScope<'s>;
+    #[inline(always)]
+    fn core(&self) -> LocalScope<'s> {
+        self.local()
+    }
+}

@@ -1,0 +1,102 @@
+//! allocator-api2's `Allocator`, written once for every surface: the newest allocation
+//! of a region grows, shrinks and frees in place; anything else moves or stays taken
+//! until the scope ends.
+//!
+//! Invariant: bytes move back only when they are the newest of this surface's own
+//! region and the caller gave them up, so nothing live is ever handed out twice.
+use core::alloc::Layout;
+use core::ptr::{self, NonNull};
+
+use allocator_api2::alloc::AllocError as ApiAllocError;
+
+use crate::error::AllocErrorKind;
+
+use super::core::Core;
+use super::raw::try_alloc_layout;
+
+/// Whether `[addr, addr + size)` is the newest allocation of the surface's region.
+#[inline]
+fn is_last<'s, C: Core<'s>>(c: C, addr: usize, size: usize) -> bool {
+    size != 0 && addr >= c.region_start() && addr + size == c.top()
+}
+
+/// `Allocator::allocate`.
+#[inline]
+pub(crate) fn api_allocate<'s, C: Core<'s>>(
+    c: C,
+    layout: Layout,
+) -> Result<NonNull<[u8]>, ApiAllocError> {
+    match try_alloc_layout(c, layout) {
+        Ok(p) => Ok(NonNull::slice_from_raw_parts(p, layout.size())),
+        // Misuse, not a lack of memory: say so plainly instead of letting the collection
+        // report (or abort on) an out-of-memory condition.
+        Err(e) if e.kind() == AllocErrorKind::NotInnermost => panic!("{e}"),
+        Err(_) => Err(ApiAllocError),
+    }
+}
+
+/// `Allocator::deallocate`.
+///
+/// # Safety
+/// As `Allocator::deallocate`: `ptr` was allocated here with `layout` and is given up.
+#[inline]
+pub(crate) unsafe fn api_deallocate<'s, C: Core<'s>>(c: C, ptr: NonNull<u8>, layout: Layout) {
+    let addr = ptr.as_ptr().addr();
+    if is_last(c, addr, layout.size()) {
+        // SAFETY: the caller gave the block up; it is the newest of the region.
+        unsafe { c.give_back(addr, addr + layout.size()) };
+    }
+}
+
+/// `Allocator::grow`.
+///
+/// # Safety
+/// As `Allocator::grow`.
+pub(crate) unsafe fn api_grow<'s, C: Core<'s>>(
+    c: C,
+    ptr: NonNull<u8>,
+    old: Layout,
+    new: Layout,
+) -> Result<NonNull<[u8]>, ApiAllocError> {
+    let addr = ptr.as_ptr().addr();
+    if is_last(c, addr, old.size()) && addr % new.align() == 0 {
+        let limit = c.limit();
+        if addr <= limit && new.size() <= limit - addr {
+            // SAFETY: the block is the newest of the region; the room above it up to the
+            // limit is free.
+            unsafe { c.set_top(addr + new.size()) };
+            return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
+        }
+    }
+    let fresh = api_allocate(c, new)?;
+    // SAFETY: `ptr` holds `old.size()` initialised bytes (caller contract), `fresh` has at
+    // least `new.size() >= old.size()` bytes and is a different, fresh block.
+    unsafe { ptr::copy_nonoverlapping(ptr.as_ptr(), fresh.cast::<u8>().as_ptr(), old.size()) };
+    Ok(fresh)
+}
+
+/// `Allocator::shrink`.
+///
+/// # Safety
+/// As `Allocator::shrink`.
+pub(crate) unsafe fn api_shrink<'s, C: Core<'s>>(
+    c: C,
+    ptr: NonNull<u8>,
+    old: Layout,
+    new: Layout,
+) -> Result<NonNull<[u8]>, ApiAllocError> {
+    let addr = ptr.as_ptr().addr();
+    if addr % new.align() == 0 {
+        if is_last(c, addr, old.size()) && new.size() < old.size() {
+            // SAFETY: the caller gave up the tail past `new.size()`; the block is the
+            // newest of the region.
+            unsafe { c.give_back(addr + new.size(), addr + old.size()) };
+        }
+        return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
+    }
+    let fresh = api_allocate(c, new)?;
+    // SAFETY: the first `new.size()` bytes of `ptr` are initialised (caller contract) and
+    // `fresh` is a different block of that size.
+    unsafe { ptr::copy_nonoverlapping(ptr.as_ptr(), fresh.cast::<u8>().as_ptr(), new.size()) };
+    Ok(fresh)
+}
