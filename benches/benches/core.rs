@@ -296,6 +296,67 @@ fn iter_filtered(c: &mut Criterion) {
     g.finish();
 }
 
+/// Group 6 (one placement API): collecting a filtered iterator of 256 items, as a job
+/// does, on every surface: a plain scope, one thread's `LocalScope`, a shared
+/// `&ConcurrentScope` (which looks the thread up on the call), bumpalo and bump-scope.
+/// Every surface runs the same generic `alloc_iter`, which grows the slice in place at
+/// the top of the scope or of the thread's chunk.
+fn iter_filtered_256(c: &mut Criterion) {
+    const ITEMS: usize = 256;
+    let mut g = group(c, "alloc_iter_256", ITEMS);
+    let source = || {
+        (0..(ITEMS * 3) as u32)
+            .map(black_box)
+            .filter_map(|n| n.is_multiple_of(3).then_some(n / 3))
+    };
+
+    let mut arena = LinearAllocator::with_capacity(ARENA).expect("arena");
+    g.bench_function("scope_stack", |b| {
+        arena.scope("bench", |root| {
+            b.iter(|| root.scope("batch", |batch| black_box(batch.alloc_iter(source()).len())))
+        })
+    });
+    g.bench_function("local_scope", |b| {
+        arena.scope("bench", |root| {
+            b.iter(|| {
+                root.scope_concurrent("batch", |jobs| {
+                    let here = jobs.local();
+                    black_box(here.alloc_iter(source()).len())
+                })
+            })
+        })
+    });
+    g.bench_function("concurrent_scope", |b| {
+        arena.scope("bench", |root| {
+            b.iter(|| {
+                root.scope_concurrent("batch", |jobs| black_box(jobs.alloc_iter(source()).len()))
+            })
+        })
+    });
+
+    let mut bump = bumpalo::Bump::with_capacity(ARENA);
+    g.bench_function("bumpalo", |b| {
+        b.iter(|| {
+            {
+                let v = bumpalo::collections::Vec::from_iter_in(source(), &bump);
+                black_box(v.into_bump_slice().len());
+            }
+            bump.reset();
+        })
+    });
+
+    let mut bump: bump_scope::Bump = bump_scope::Bump::with_size(ARENA);
+    g.bench_function("bump_scope", |b| {
+        b.iter(|| {
+            bump.scoped(|scope| {
+                black_box(scope.alloc_iter(source()).into_mut().len());
+            })
+        })
+    });
+
+    g.finish();
+}
+
 fn main() {
     let started = SystemTime::now();
     let mut c = Criterion::default()
@@ -313,6 +374,7 @@ fn main() {
     scope_open_close(&mut c);
     unwind(&mut c);
     iter_filtered(&mut c);
+    iter_filtered_256(&mut c);
 
     c.final_summary();
     print_ratios(started);
@@ -347,6 +409,16 @@ const RATIOS: &[(&str, &str, &str, Option<f64>)] = &[
     ("unwind_10k", "scope_stack", "drop_in_place", Some(1.5)),
     ("alloc_iter_filtered", "scope_stack", "bumpalo", None),
     ("alloc_iter_filtered", "scope_stack", "bump_scope", None),
+    ("alloc_iter_256", "local_scope", "scope_stack", Some(1.1)),
+    (
+        "alloc_iter_256",
+        "concurrent_scope",
+        "scope_stack",
+        Some(1.1),
+    ),
+    ("alloc_iter_256", "scope_stack", "bumpalo", None),
+    ("alloc_iter_256", "scope_stack", "bump_scope", None),
+    ("alloc_iter_256", "local_scope", "bumpalo", None),
 ];
 
 /// Prints `RATIOS` from the medians criterion saved during this run. Silent in `--test`

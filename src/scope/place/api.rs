@@ -34,6 +34,37 @@ use super::{collect, raw, slices, text, values};
 ///
 /// The trait is sealed: only this crate's scope types implement it.
 ///
+/// # What the bounds rule out
+///
+/// A value with a destructor must not borrow anything that may be gone when the scope
+/// ends: the finalizer chain runs after every borrow checked by the compiler has ended.
+/// So `alloc_iter` of destructor-carrying items that borrow a local is refused (E0597),
+/// and `alloc_iter_pod`, which takes borrowed items, refuses types that need drop
+/// (E0080, at build time):
+///
+/// ```compile_fail,E0597
+/// use scope_stack::{LinearAllocator, Place};
+/// struct Reader<'a>(&'a str);
+/// impl Drop for Reader<'_> {
+///     fn drop(&mut self) { println!("{}", self.0) } // would read `name` after it died
+/// }
+/// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+/// memory.scope("level", |level| {
+///     let name = String::from("frog");
+///     (&**level).alloc_iter([Reader(&name)]);
+/// });
+/// ```
+///
+/// A value with a destructor placed through `Place` must be `Send`, since on a
+/// concurrent scope it is dropped by the thread that closes the scope:
+///
+/// ```compile_fail,E0277
+/// use scope_stack::Place;
+/// fn counter<'s>(into: impl Place<'s>) -> &'s std::rc::Rc<u32> {
+///     into.new_object(std::rc::Rc::new(0)) // `Rc` is not `Send`
+/// }
+/// ```
+///
 /// ```
 /// use scope_stack::{LinearAllocator, Place};
 ///
