@@ -8,12 +8,7 @@
 //! they are until the scope closes. The borrow of the scope keeps every collection
 //! inside the closure, so its memory stays valid as long as it can be reached.
 
-use core::alloc::Layout;
-use core::ptr::NonNull;
-
-use allocator_api2::alloc::{AllocError as ApiAllocError, Allocator};
-
-use crate::scope::place;
+use crate::scope::place::allocator_through_core;
 
 use super::local::LocalScope;
 use super::ConcurrentScope;
@@ -21,76 +16,10 @@ use super::ConcurrentScope;
 // SAFETY: memory from `allocate` is fresh and exclusive to the caller, and stays valid
 // until the scope closes, which cannot happen while a `&LocalScope` (or any copy of this
 // allocator) lives. Bytes move back only when they are the newest of this thread's own
-// chunk and the caller gave them up (`place::alloc_api`).
-unsafe impl Allocator for &LocalScope<'_> {
-    #[inline]
-    fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, ApiAllocError> {
-        place::api_allocate(**self, layout)
-    }
-
-    #[inline]
-    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
-        // SAFETY: forwarded.
-        unsafe { place::api_deallocate(**self, ptr, layout) }
-    }
-
-    #[inline]
-    unsafe fn grow(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, ApiAllocError> {
-        // SAFETY: forwarded.
-        unsafe { place::api_grow(**self, ptr, old, new) }
-    }
-
-    #[inline]
-    unsafe fn shrink(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, ApiAllocError> {
-        // SAFETY: forwarded.
-        unsafe { place::api_shrink(**self, ptr, old, new) }
-    }
-}
+// chunk and the caller gave them up.
+allocator_through_core!(&LocalScope<'_>, |this| **this);
 
 // SAFETY: as for `&LocalScope`: each call acts through the calling thread's own
 // `LocalScope`, so memory another thread allocated is never moved back here (it is not
 // the newest allocation of this thread's chunk).
-unsafe impl Allocator for &ConcurrentScope<'_> {
-    #[inline]
-    fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, ApiAllocError> {
-        place::api_allocate(self.local(), layout)
-    }
-
-    #[inline]
-    unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
-        // SAFETY: forwarded.
-        unsafe { place::api_deallocate(self.local(), ptr, layout) }
-    }
-
-    #[inline]
-    unsafe fn grow(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, ApiAllocError> {
-        // SAFETY: forwarded.
-        unsafe { place::api_grow(self.local(), ptr, old, new) }
-    }
-
-    #[inline]
-    unsafe fn shrink(
-        &self,
-        ptr: NonNull<u8>,
-        old: Layout,
-        new: Layout,
-    ) -> Result<NonNull<[u8]>, ApiAllocError> {
-        // SAFETY: forwarded.
-        unsafe { place::api_shrink(self.local(), ptr, old, new) }
-    }
-}
+allocator_through_core!(&ConcurrentScope<'_>, |this| this.local());

@@ -14,6 +14,62 @@ use crate::error::AllocErrorKind;
 use super::core::Core;
 use super::raw::try_alloc_layout;
 
+/// Implements allocator-api2's `Allocator` for a handle type by handing each call to the
+/// generic functions below through the handle's [`Core`] (`|this| core` names it).
+/// One forwarding body for every surface, so the four handle types cannot drift.
+///
+/// Each use site states, in a `// SAFETY:` comment, why that handle's memory stays
+/// valid while a copy of it lives: the generic functions keep the rest of the contract.
+macro_rules! allocator_through_core {
+    ($handle:ty, |$this:ident| $core:expr) => {
+        // SAFETY: see the use site; every method hands the caller's contract on to
+        // `place::alloc_api`, which gives bytes back only when they are the newest of
+        // the surface's own region and were given up.
+        unsafe impl allocator_api2::alloc::Allocator for $handle {
+            #[inline]
+            fn allocate(
+                &self,
+                layout: core::alloc::Layout,
+            ) -> Result<core::ptr::NonNull<[u8]>, allocator_api2::alloc::AllocError> {
+                let $this = self;
+                $crate::scope::place::api_allocate($core, layout)
+            }
+
+            #[inline]
+            unsafe fn deallocate(&self, ptr: core::ptr::NonNull<u8>, layout: core::alloc::Layout) {
+                let $this = self;
+                // SAFETY: forwarded from the caller.
+                unsafe { $crate::scope::place::api_deallocate($core, ptr, layout) }
+            }
+
+            #[inline]
+            unsafe fn grow(
+                &self,
+                ptr: core::ptr::NonNull<u8>,
+                old: core::alloc::Layout,
+                new: core::alloc::Layout,
+            ) -> Result<core::ptr::NonNull<[u8]>, allocator_api2::alloc::AllocError> {
+                let $this = self;
+                // SAFETY: forwarded from the caller.
+                unsafe { $crate::scope::place::api_grow($core, ptr, old, new) }
+            }
+
+            #[inline]
+            unsafe fn shrink(
+                &self,
+                ptr: core::ptr::NonNull<u8>,
+                old: core::alloc::Layout,
+                new: core::alloc::Layout,
+            ) -> Result<core::ptr::NonNull<[u8]>, allocator_api2::alloc::AllocError> {
+                let $this = self;
+                // SAFETY: forwarded from the caller.
+                unsafe { $crate::scope::place::api_shrink($core, ptr, old, new) }
+            }
+        }
+    };
+}
+pub(crate) use allocator_through_core;
+
 /// Whether `[addr, addr + size)` is the newest allocation of the surface's region.
 #[inline]
 fn is_last<'s, C: Core<'s>>(c: C, addr: usize, size: usize) -> bool {

@@ -40,7 +40,9 @@ mod values;
 
 pub(crate) use self::core::or_fail;
 pub use self::core::Core;
-pub(crate) use alloc_api::{api_allocate, api_deallocate, api_grow, api_shrink};
+pub(crate) use alloc_api::{
+    allocator_through_core, api_allocate, api_deallocate, api_grow, api_shrink,
+};
 pub use api::Place;
 pub(crate) use collect::{try_alloc_iter, try_alloc_iter_exact, try_alloc_iter_pod};
 pub(crate) use raw::{try_alloc_layout, try_alloc_raw, try_alloc_uninit_slice};
