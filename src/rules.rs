@@ -155,6 +155,23 @@
 //! (`reports_list_every_chunk_with_its_thread`,
 //! `statistics_count_the_regions_peak_after_the_close`).
 //!
+//! # 11. One placement API
+//!
+//! Every kind of scope offers the same placement methods, each written once over a
+//! small private core (`src/scope/place/`): [`ScopeStack`](crate::ScopeStack), one
+//! thread's [`LocalScope`](crate::LocalScope) and `&`[`ConcurrentScope`](crate::ConcurrentScope)
+//! have the same names, `try_` forms and errors, and the public [`Place`](crate::Place)
+//! trait lets one helper serve all of them. The surfaces differ only where a rule
+//! demands it: on a concurrent scope (and so through `Place`) a value that gets a
+//! finalizer must be `Send` as well as `'static` (rule 8). Items that need no drop may
+//! borrow, even from the same scope ([`alloc_iter_pod`](crate::ScopeStack::alloc_iter_pod),
+//! like `new_pod`): no finalizer is recorded for them, so no destructor can see a dead
+//! borrow. A destructor-carrying value that only outlives the scope (`T: 's`) is *not*
+//! admitted: it could borrow a value of the same scope placed after it, which the chain
+//! destroys first (see the `Place` docs for the `compile_fail` proofs). Proven by
+//! `tests/place_parity.rs`, which calls every method and its `try_` form on every
+//! surface and through the trait, and fails when a method exists on one surface only.
+//!
 //! # Also rejected
 //!
 //! Scope handles cannot be swapped between allocators to fool the rewind:

@@ -20,7 +20,7 @@
 
 use std::hint::black_box;
 
-use scope_stack::{LinearAllocator, Pool, ScopeStack};
+use scope_stack::{ConcurrentScope, LinearAllocator, LocalScope, Place, Pool, ScopeStack};
 
 /// Number of times the arena is rewound.
 const BATCHES: u32 = 1_000;
@@ -70,6 +70,24 @@ fn ours_scratch() {
 #[inline(never)]
 fn ours_string<'s>(s: &ScopeStack<'s>) -> &'s mut String {
     s.new_object(black_box(String::new()))
+}
+
+/// One thread's handle to a concurrent scope: a bump in this thread's chunk.
+#[inline(never)]
+fn ours_local_u64<'s>(s: &LocalScope<'s>, v: u64) -> &'s mut u64 {
+    s.new_pod(v)
+}
+
+/// The shared handle: the thread look-up, then the same bump.
+#[inline(never)]
+fn ours_shared_u64<'s>(s: &'s ConcurrentScope<'_>, v: u64) -> &'s mut u64 {
+    s.new_pod(v)
+}
+
+/// Through the `Place` trait, on a plain scope (a generic helper after monomorphizing).
+#[inline(never)]
+fn ours_place_u64<'s>(s: impl Place<'s>, v: u64) -> &'s mut u64 {
+    s.new_pod(v)
 }
 
 // ----- bumpalo -----
@@ -149,6 +167,23 @@ fn main() {
                     black_box(ours_u8(black_box(s), black_box(i as u8)));
                     black_box(ours_u32(black_box(s), black_box(i)));
                     black_box(ours_u64(black_box(s), black_box(u64::from(i))));
+                }
+            });
+        }
+        for _ in 0..BATCHES {
+            root.scope("batch", |batch| {
+                let s: &ScopeStack<'_> = batch;
+                for i in 0..PER_BATCH {
+                    black_box(ours_place_u64(black_box(s), black_box(u64::from(i))));
+                }
+            });
+        }
+        for _ in 0..BATCHES {
+            root.scope_concurrent("batch", |jobs| {
+                let here = jobs.local();
+                for i in 0..PER_BATCH {
+                    black_box(ours_local_u64(black_box(&here), black_box(u64::from(i))));
+                    black_box(ours_shared_u64(black_box(jobs), black_box(u64::from(i))));
                 }
             });
         }

@@ -17,9 +17,9 @@ use super::ConcurrentScope;
 // until the scope closes, which cannot happen while a `&LocalScope` (or any copy of this
 // allocator) lives. Bytes move back only when they are the newest of this thread's own
 // chunk and the caller gave them up.
-allocator_through_core!(&LocalScope<'_>, |this| **this);
+allocator_through_core!(&LocalScope<'_>, |this| *this);
 
 // SAFETY: as for `&LocalScope`: each call acts through the calling thread's own
 // `LocalScope`, so memory another thread allocated is never moved back here (it is not
 // the newest allocation of this thread's chunk).
-allocator_through_core!(&ConcurrentScope<'_>, |this| this.local());
+allocator_through_core!(&ConcurrentScope<'_>, |this| &this.local());

@@ -55,38 +55,47 @@ pub struct LocalScope<'a> {
     inner: &'a Inner,
     /// This thread's slot, or the scope's idle slot (never written: every bump through
     /// it fails and takes the slow path) when it has none.
+    /// (Two words, so the handle travels in registers: whether the slot is this
+    /// thread's own, and the thread's index, are derived from it.)
     slot: NonNull<Slot>,
-    /// Whether `slot` is this thread's own.
-    owned: bool,
-    /// This thread's index (recorded in the chunks it claims).
-    index: u32,
     /// Neither `Send` nor `Sync`: the slot belongs to this thread.
     _thread: PhantomData<*const ()>,
 }
 
 impl<'a> LocalScope<'a> {
     #[inline(always)]
-    pub(crate) fn new(inner: &'a Inner, slot: Option<NonNull<Slot>>, index: u32) -> Self {
+    pub(crate) fn new(inner: &'a Inner, slot: Option<NonNull<Slot>>) -> Self {
         LocalScope {
             inner,
             slot: slot.unwrap_or(NonNull::from(&inner.idle)),
-            owned: slot.is_some(),
-            index,
             _thread: PhantomData,
         }
+    }
+
+    /// Whether `slot` is this thread's own (not the idle one).
+    #[inline(always)]
+    fn owned(&self) -> bool {
+        self.slot != NonNull::from(&self.inner.idle)
+    }
+
+    /// This thread's index: its slot's place in the table (recorded in the chunks it
+    /// claims). Only meaningful when the slot is its own.
+    fn index(&self) -> u32 {
+        // SAFETY: an owned slot lies in the table that starts at `inner.slots`.
+        unsafe { self.slot.offset_from(self.inner.slots) as u32 }
     }
 
     /// This thread's own slot, if it has one.
     #[inline(always)]
     pub(super) fn slot(&self) -> Option<&Slot> {
-        self.owned.then(|| self.any_slot())
+        self.owned().then(|| self.any_slot())
     }
 
     /// This thread's own slot, for as long as the scope is open.
     #[inline(always)]
     pub(super) fn own_slot(&self) -> Option<&'a Slot> {
         // SAFETY: as in `any_slot`; the slot lives in the region until the scope closes.
-        self.owned.then(|| unsafe { &*self.slot.as_ptr() })
+        self.owned().then(|| unsafe { &*self.slot.as_ptr() })
     }
 
     /// The slot to try the fast path in: this thread's, or the idle one.
@@ -142,7 +151,7 @@ impl<'a> LocalScope<'a> {
                 if let Some(at) = region.claim(chunk, 64) {
                     // SAFETY: this thread owns the slot; the chunk was just claimed, is
                     // 64-aligned and at least 256 bytes.
-                    unsafe { slot.start_chunk(self.inner.base, at, at + chunk, self.index) };
+                    unsafe { slot.start_chunk(self.inner.base, at, at + chunk, self.index()) };
                     if let Some(at) = slot.bump_any(size, align) {
                         return Ok(self.ptr(at));
                     }
@@ -214,7 +223,7 @@ impl<'a> LocalScope<'a> {
     #[inline(always)]
     #[track_caller]
     pub fn new_pod<T>(&self, value: T) -> &'a mut T {
-        place::new_pod(*self, value)
+        place::new_pod(self, value)
     }
 
     /// Places a value that needs no drop, or hands it back with the error.
@@ -226,7 +235,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[inline(always)]
     pub fn try_new_pod<T>(&self, value: T) -> Result<&'a mut T, AllocErrorWith<T>> {
-        place::try_new_pod(*self, value)
+        place::try_new_pod(self, value)
     }
 
     /// Places a value; if it needs drop, its destructor runs when the scope closes, on
@@ -245,7 +254,7 @@ impl<'a> LocalScope<'a> {
     #[inline]
     #[track_caller]
     pub fn new_object<T: Send + 'static>(&self, value: T) -> &'a mut T {
-        place::or_fail(*self, self.try_new_object(value).map_err(|e| e.error))
+        place::or_fail(self, self.try_new_object(value).map_err(|e| e.error))
     }
 
     /// Places a value with a finalizer if it needs drop, or hands it back with the
@@ -267,7 +276,7 @@ impl<'a> LocalScope<'a> {
         value: T,
     ) -> Result<&'a mut T, AllocErrorWith<T>> {
         // SAFETY: `T: Send + 'static`: the drop rule, and the closing thread may drop it.
-        unsafe { place::try_new_object(*self, value) }
+        unsafe { place::try_new_object(self, value) }
     }
 
     /// As [`new_pod`](Self::new_pod), building the value in place.
@@ -286,7 +295,7 @@ impl<'a> LocalScope<'a> {
     #[inline(always)]
     #[track_caller]
     pub fn new_pod_with<T>(&self, f: impl FnOnce() -> T) -> &'a mut T {
-        place::or_fail(*self, place::try_new_pod_with(*self, f))
+        place::or_fail(self, place::try_new_pod_with(self, f))
     }
 
     /// As [`try_new_pod`](Self::try_new_pod), building the value in place; `f` is not
@@ -299,7 +308,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[inline(always)]
     pub fn try_new_pod_with<T>(&self, f: impl FnOnce() -> T) -> Result<&'a mut T, AllocError> {
-        place::try_new_pod_with(*self, f)
+        place::try_new_pod_with(self, f)
     }
 
     /// As [`new_object`](Self::new_object), building the value in place.
@@ -317,7 +326,7 @@ impl<'a> LocalScope<'a> {
     #[inline]
     #[track_caller]
     pub fn new_object_with<T: Send + 'static>(&self, f: impl FnOnce() -> T) -> &'a mut T {
-        place::or_fail(*self, self.try_new_object_with(f))
+        place::or_fail(self, self.try_new_object_with(f))
     }
 
     /// As [`try_new_object`](Self::try_new_object), building the value in place; `f`
@@ -336,7 +345,7 @@ impl<'a> LocalScope<'a> {
         f: impl FnOnce() -> T,
     ) -> Result<&'a mut T, AllocError> {
         // SAFETY: `T: Send + 'static`: the drop rule, and the closing thread may drop it.
-        unsafe { place::try_new_object_with(*self, f) }
+        unsafe { place::try_new_object_with(self, f) }
     }
 
     // ----- raw memory -----
@@ -357,7 +366,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[track_caller]
     pub fn alloc_layout(&self, layout: Layout) -> NonNull<u8> {
-        place::or_fail(*self, place::try_alloc_layout(*self, layout))
+        place::or_fail(self, place::try_alloc_layout(self, layout))
     }
 
     /// Allocates uninitialised memory for `layout`, or says why it cannot.
@@ -372,7 +381,7 @@ impl<'a> LocalScope<'a> {
     /// }));
     /// ```
     pub fn try_alloc_layout(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        place::try_alloc_layout(*self, layout)
+        place::try_alloc_layout(self, layout)
     }
 
     /// Raw memory of `size` bytes at `align` (a power of two up to [`MAX_ALIGN`](crate::MAX_ALIGN)).
@@ -390,7 +399,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[track_caller]
     pub fn alloc_raw(&self, size: usize, align: usize) -> NonNull<u8> {
-        place::or_fail(*self, self.try_alloc_raw(size, align))
+        place::or_fail(self, self.try_alloc_raw(size, align))
     }
 
     /// The `try_` form of [`alloc_raw`](Self::alloc_raw).
@@ -404,7 +413,7 @@ impl<'a> LocalScope<'a> {
     /// }));
     /// ```
     pub fn try_alloc_raw(&self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
-        place::try_alloc_raw(*self, size, align)
+        place::try_alloc_raw(self, size, align)
     }
 
     /// Uninitialised room for one `T`, never dropped by the scope.
@@ -423,7 +432,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[track_caller]
     pub fn alloc_uninit<T>(&self) -> &'a mut MaybeUninit<T> {
-        place::or_fail(*self, self.try_alloc_uninit())
+        place::or_fail(self, self.try_alloc_uninit())
     }
 
     /// The `try_` form of [`alloc_uninit`](Self::alloc_uninit).
@@ -437,7 +446,7 @@ impl<'a> LocalScope<'a> {
     /// }));
     /// ```
     pub fn try_alloc_uninit<T>(&self) -> Result<&'a mut MaybeUninit<T>, AllocError> {
-        place::try_alloc_uninit(*self)
+        place::try_alloc_uninit(self)
     }
 
     /// Uninitialised room for `len` `T`s, never dropped by the scope.
@@ -455,7 +464,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[track_caller]
     pub fn alloc_uninit_slice<T>(&self, len: usize) -> &'a mut [MaybeUninit<T>] {
-        place::or_fail(*self, self.try_alloc_uninit_slice(len))
+        place::or_fail(self, self.try_alloc_uninit_slice(len))
     }
 
     /// The `try_` form of [`alloc_uninit_slice`](Self::alloc_uninit_slice).
@@ -472,7 +481,7 @@ impl<'a> LocalScope<'a> {
         &self,
         len: usize,
     ) -> Result<&'a mut [MaybeUninit<T>], AllocError> {
-        place::try_alloc_uninit_slice(*self, len)
+        place::try_alloc_uninit_slice(self, len)
     }
 }
 
@@ -480,8 +489,8 @@ impl fmt::Debug for LocalScope<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LocalScope")
             .field("name", &self.name())
-            .field("thread", &self.index)
-            .field("has_slot", &self.owned)
+            .field("thread", &self.owned().then(|| self.index()))
+            .field("has_slot", &self.owned())
             .finish()
     }
 }

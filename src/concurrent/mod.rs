@@ -256,8 +256,8 @@ impl<'env> ConcurrentScope<'env> {
     /// ```
     #[inline(always)]
     pub fn local(&self) -> LocalScope<'_> {
-        let (slot, index) = self.inner.slot_here();
-        LocalScope::new(&self.inner, slot, index)
+        let (slot, _index) = self.inner.slot_here();
+        LocalScope::new(&self.inner, slot)
     }
 
     /// Bytes this thread may still allocate: what is left of its chunk plus what no

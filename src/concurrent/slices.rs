@@ -31,7 +31,7 @@ impl<'a> LocalScope<'a> {
     #[inline]
     #[track_caller]
     pub fn alloc_slice_copy<T: Copy>(&self, src: &[T]) -> &'a mut [T] {
-        place::or_fail(*self, place::try_alloc_slice_copy(*self, src))
+        place::or_fail(self, place::try_alloc_slice_copy(self, src))
     }
 
     /// Copies a slice into the scope, or says why it cannot.
@@ -44,7 +44,7 @@ impl<'a> LocalScope<'a> {
     /// }));
     /// ```
     pub fn try_alloc_slice_copy<T: Copy>(&self, src: &[T]) -> Result<&'a mut [T], AllocError> {
-        place::try_alloc_slice_copy(*self, src)
+        place::try_alloc_slice_copy(self, src)
     }
 
     /// Clones a slice into the scope; the clones are dropped when it closes.
@@ -62,7 +62,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[track_caller]
     pub fn alloc_slice_clone<T: Clone + Send + 'static>(&self, src: &[T]) -> &'a mut [T] {
-        place::or_fail(*self, self.try_alloc_slice_clone(src))
+        place::or_fail(self, self.try_alloc_slice_clone(src))
     }
 
     /// Clones a slice into the scope, or says why the memory cannot be had.
@@ -79,7 +79,7 @@ impl<'a> LocalScope<'a> {
         src: &[T],
     ) -> Result<&'a mut [T], AllocError> {
         // SAFETY: `T: Send + 'static`: the drop rule, and the closing thread may drop it.
-        unsafe { place::try_alloc_slice_clone(*self, src) }
+        unsafe { place::try_alloc_slice_clone(self, src) }
     }
 
     /// A slice of `len` values made by `f(index)`; values that need drop are dropped
@@ -102,7 +102,7 @@ impl<'a> LocalScope<'a> {
         len: usize,
         f: impl FnMut(usize) -> T,
     ) -> &'a mut [T] {
-        place::or_fail(*self, self.try_alloc_slice_fill_with(len, f))
+        place::or_fail(self, self.try_alloc_slice_fill_with(len, f))
     }
 
     /// A slice of `len` values made by `f(index)`, or why the memory cannot be had
@@ -121,7 +121,7 @@ impl<'a> LocalScope<'a> {
         f: impl FnMut(usize) -> T,
     ) -> Result<&'a mut [T], AllocError> {
         // SAFETY: `T: Send + 'static`: the drop rule, and the closing thread may drop it.
-        unsafe { place::try_alloc_slice_fill_with(*self, len, f) }
+        unsafe { place::try_alloc_slice_fill_with(self, len, f) }
     }
 
     /// Collects an iterator into a slice. The slice grows by doubling: when it cannot
@@ -143,7 +143,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[track_caller]
     pub fn alloc_iter<T: Send + 'static>(&self, iter: impl IntoIterator<Item = T>) -> &'a mut [T] {
-        place::or_fail(*self, self.try_alloc_iter(iter))
+        place::or_fail(self, self.try_alloc_iter(iter))
     }
 
     /// Collects an iterator into a slice, or says why the memory ran out (the items
@@ -161,7 +161,7 @@ impl<'a> LocalScope<'a> {
         iter: impl IntoIterator<Item = T>,
     ) -> Result<&'a mut [T], AllocError> {
         // SAFETY: `T: Send + 'static`: the drop rule, and the closing thread may drop it.
-        unsafe { place::try_alloc_iter(*self, iter) }
+        unsafe { place::try_alloc_iter(self, iter) }
     }
 
     /// Collects an iterator of known length into a slice, or panics when out of memory.
@@ -182,7 +182,7 @@ impl<'a> LocalScope<'a> {
         I: IntoIterator<Item = T>,
         I::IntoIter: ExactSizeIterator,
     {
-        place::or_fail(*self, self.try_alloc_iter_exact(iter))
+        place::or_fail(self, self.try_alloc_iter_exact(iter))
     }
 
     /// Collects an iterator of known length, or says why the memory cannot be had (no
@@ -208,7 +208,7 @@ impl<'a> LocalScope<'a> {
         I::IntoIter: ExactSizeIterator,
     {
         // SAFETY: `T: Send + 'static`: the drop rule, and the closing thread may drop it.
-        unsafe { place::try_alloc_iter_exact(*self, iter) }
+        unsafe { place::try_alloc_iter_exact(self, iter) }
     }
 
     // ----- text -----
@@ -227,7 +227,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[track_caller]
     pub fn alloc_str(&self, src: &str) -> &'a mut str {
-        place::or_fail(*self, place::try_alloc_str(*self, src))
+        place::or_fail(self, place::try_alloc_str(self, src))
     }
 
     /// Copies a string into the scope, or says why it cannot.
@@ -240,7 +240,7 @@ impl<'a> LocalScope<'a> {
     /// }));
     /// ```
     pub fn try_alloc_str(&self, src: &str) -> Result<&'a mut str, AllocError> {
-        place::try_alloc_str(*self, src)
+        place::try_alloc_str(self, src)
     }
 
     /// Formats text straight into the scope (`format_args!`). The text is measured
@@ -258,7 +258,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[track_caller]
     pub fn alloc_fmt(&self, args: fmt::Arguments<'_>) -> &'a mut str {
-        place::or_fail(*self, place::try_alloc_fmt(*self, args))
+        place::or_fail(self, place::try_alloc_fmt(self, args))
     }
 
     /// Formats text straight into the scope, or says why the memory cannot be had.
@@ -275,7 +275,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[track_caller]
     pub fn try_alloc_fmt(&self, args: fmt::Arguments<'_>) -> Result<&'a mut str, AllocError> {
-        place::try_alloc_fmt(*self, args)
+        place::try_alloc_fmt(self, args)
     }
 
     /// A slice of `len` copies of `value`.
@@ -294,7 +294,7 @@ impl<'a> LocalScope<'a> {
     #[track_caller]
     pub fn alloc_slice_fill_copy<T: Copy>(&self, len: usize, value: T) -> &'a mut [T] {
         place::or_fail(
-            *self,
+            self,
             self.try_alloc_slice_fill_copy(len, value)
                 .map_err(|e| e.error),
         )
@@ -315,7 +315,7 @@ impl<'a> LocalScope<'a> {
         len: usize,
         value: T,
     ) -> Result<&'a mut [T], AllocErrorWith<T>> {
-        place::try_alloc_slice_fill_copy(*self, len, value)
+        place::try_alloc_slice_fill_copy(self, len, value)
     }
 
     /// A slice of `len` clones of `value` (one finalizer record when `T` needs drop).
@@ -337,7 +337,7 @@ impl<'a> LocalScope<'a> {
         len: usize,
         value: &T,
     ) -> &'a mut [T] {
-        place::or_fail(*self, self.try_alloc_slice_fill_clone(len, value))
+        place::or_fail(self, self.try_alloc_slice_fill_clone(len, value))
     }
 
     /// The `try_` form of [`alloc_slice_fill_clone`](Self::alloc_slice_fill_clone).
@@ -356,7 +356,7 @@ impl<'a> LocalScope<'a> {
         value: &T,
     ) -> Result<&'a mut [T], AllocError> {
         // SAFETY: `T: Send + 'static`: the drop rule, and the closing thread may drop it.
-        unsafe { place::try_alloc_slice_fill_clone(*self, len, value) }
+        unsafe { place::try_alloc_slice_fill_clone(self, len, value) }
     }
 
     /// A slice of `len` default values.
@@ -374,7 +374,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[track_caller]
     pub fn alloc_slice_fill_default<T: Default + Send + 'static>(&self, len: usize) -> &'a mut [T] {
-        place::or_fail(*self, self.try_alloc_slice_fill_default(len))
+        place::or_fail(self, self.try_alloc_slice_fill_default(len))
     }
 
     /// The `try_` form of [`alloc_slice_fill_default`](Self::alloc_slice_fill_default).
@@ -392,7 +392,7 @@ impl<'a> LocalScope<'a> {
         len: usize,
     ) -> Result<&'a mut [T], AllocError> {
         // SAFETY: `T: Send + 'static`: the drop rule, and the closing thread may drop it.
-        unsafe { place::try_alloc_slice_fill_default(*self, len) }
+        unsafe { place::try_alloc_slice_fill_default(self, len) }
     }
 
     /// Collects items that need no drop, with no `'static` bound (items may borrow, say
@@ -413,7 +413,7 @@ impl<'a> LocalScope<'a> {
     /// ```
     #[track_caller]
     pub fn alloc_iter_pod<T>(&self, iter: impl IntoIterator<Item = T>) -> &'a mut [T] {
-        place::or_fail(*self, self.try_alloc_iter_pod(iter))
+        place::or_fail(self, self.try_alloc_iter_pod(iter))
     }
 
     /// The `try_` form of [`alloc_iter_pod`](Self::alloc_iter_pod).
@@ -430,6 +430,6 @@ impl<'a> LocalScope<'a> {
         &self,
         iter: impl IntoIterator<Item = T>,
     ) -> Result<&'a mut [T], AllocError> {
-        place::try_alloc_iter_pod(*self, iter)
+        place::try_alloc_iter_pod(self, iter)
     }
 }

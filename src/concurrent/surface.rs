@@ -11,7 +11,7 @@ use core::ptr::NonNull;
 
 use crate::error::{AllocError, AllocErrorKind};
 use crate::scope::finalizer::Chain;
-use crate::scope::place::{Core, Place};
+use crate::scope::place::{Core, Handle, Place};
 
 use super::local::LocalScope;
 use super::ConcurrentScope;
@@ -21,7 +21,7 @@ use super::ConcurrentScope;
 // scope closes (`'s`). Records go on this thread's chain or the shared overflow chain,
 // both run by the closing thread; the wrappers admit only `Send` values with
 // destructors (rule 8), so that thread may drop them.
-unsafe impl<'s> Core<'s> for LocalScope<'s> {
+unsafe impl<'s> Core<'s> for &LocalScope<'s> {
     type Gaps = ();
 
     #[inline(always)]
@@ -38,7 +38,7 @@ unsafe impl<'s> Core<'s> for LocalScope<'s> {
 
     #[inline]
     fn bump(self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
-        LocalScope::bump(&self, size, align)
+        LocalScope::bump(self, size, align)
     }
 
     #[inline(always)]
@@ -49,19 +49,19 @@ unsafe impl<'s> Core<'s> for LocalScope<'s> {
     #[inline]
     unsafe fn link(self, record: NonNull<u8>) {
         // SAFETY: forwarded from the caller.
-        unsafe { LocalScope::link(&self, record) }
+        unsafe { LocalScope::link(self, record) }
     }
 
     #[cold]
     fn error(self, kind: AllocErrorKind, size: usize, align: usize) -> AllocError {
-        LocalScope::error(&self, kind, size, align)
+        LocalScope::error(self, kind, size, align)
     }
 
     #[cold]
     #[inline(never)]
     #[track_caller]
     fn fail(self, e: AllocError) -> ! {
-        LocalScope::fail(&self, e)
+        LocalScope::fail(self, e)
     }
 
     #[inline(always)]
@@ -124,18 +124,29 @@ unsafe impl<'s> Core<'s> for LocalScope<'s> {
     }
 }
 
-impl<'s> Place<'s> for LocalScope<'s> {
-    type Core = LocalScope<'s>;
+impl<'s> Handle<'s> for LocalScope<'s> {
+    type Core<'h>
+        = &'h LocalScope<'s>
+    where
+        Self: 'h;
     #[inline(always)]
-    fn core(&self) -> LocalScope<'s> {
+    fn as_core(&self) -> &LocalScope<'s> {
+        self
+    }
+}
+
+impl<'s> Place<'s> for LocalScope<'s> {
+    type Handle = LocalScope<'s>;
+    #[inline(always)]
+    fn handle(&self) -> LocalScope<'s> {
         *self
     }
 }
 
 impl<'s> Place<'s> for &'s ConcurrentScope<'_> {
-    type Core = LocalScope<'s>;
+    type Handle = LocalScope<'s>;
     #[inline(always)]
-    fn core(&self) -> LocalScope<'s> {
+    fn handle(&self) -> LocalScope<'s> {
         self.local()
     }
 }

@@ -13,7 +13,7 @@ use core::ptr::NonNull;
 use crate::error::{AllocError, AllocErrorWith};
 use crate::scope::{Scope, ScopeStack};
 
-use super::core::{or_fail, Core};
+use super::core::{or_fail, Handle};
 use super::{collect, raw, slices, text, values};
 
 /// Places values in any kind of scope: a [`ScopeStack`] (through `&ScopeStack` or
@@ -102,11 +102,11 @@ use super::{collect, raw, slices, text, values};
 pub trait Place<'s>: Sized {
     /// The surface this handle places through (crate-private).
     #[doc(hidden)]
-    type Core: Core<'s>;
+    type Handle: Handle<'s>;
 
     /// The surface this handle places through (crate-private).
     #[doc(hidden)]
-    fn core(&self) -> Self::Core;
+    fn handle(&self) -> Self::Handle;
 
     /// Places a value that needs no drop ([`ScopeStack::new_pod`]).
     ///
@@ -120,7 +120,7 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn new_pod<T>(&self, value: T) -> &'s mut T {
-        values::new_pod(self.core(), value)
+        values::new_pod(self.handle().as_core(), value)
     }
 
     /// Places a value that needs no drop, or hands it back with the error ([`ScopeStack::try_new_pod`]).
@@ -134,7 +134,7 @@ pub trait Place<'s>: Sized {
     /// # });
     /// ```
     fn try_new_pod<T>(&self, value: T) -> Result<&'s mut T, AllocErrorWith<T>> {
-        values::try_new_pod(self.core(), value)
+        values::try_new_pod(self.handle().as_core(), value)
     }
 
     /// Places a value; if it needs drop, its destructor runs when the scope ends
@@ -150,8 +150,10 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn new_object<T: Send + 'static>(&self, value: T) -> &'s mut T {
-        let c = self.core();
-        or_fail(c, self.try_new_object(value).map_err(|e| e.error))
+        or_fail(
+            self.handle().as_core(),
+            self.try_new_object(value).map_err(|e| e.error),
+        )
     }
 
     /// Places a value with a finalizer if it needs drop, or hands it back with the error.
@@ -166,7 +168,7 @@ pub trait Place<'s>: Sized {
     /// ```
     fn try_new_object<T: Send + 'static>(&self, value: T) -> Result<&'s mut T, AllocErrorWith<T>> {
         // SAFETY: `T: Send + 'static` satisfies the drop rule on every surface.
-        unsafe { values::try_new_object(self.core(), value) }
+        unsafe { values::try_new_object(self.handle().as_core(), value) }
     }
 
     /// Reserves room for a value that needs no drop, then builds it in place with `f`
@@ -182,8 +184,7 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn new_pod_with<T>(&self, f: impl FnOnce() -> T) -> &'s mut T {
-        let c = self.core();
-        or_fail(c, self.try_new_pod_with(f))
+        or_fail(self.handle().as_core(), self.try_new_pod_with(f))
     }
 
     /// The `try_` form of [`new_pod_with`](Self::new_pod_with); `f` is not called on an error.
@@ -197,7 +198,7 @@ pub trait Place<'s>: Sized {
     /// # });
     /// ```
     fn try_new_pod_with<T>(&self, f: impl FnOnce() -> T) -> Result<&'s mut T, AllocError> {
-        values::try_new_pod_with(self.core(), f)
+        values::try_new_pod_with(self.handle().as_core(), f)
     }
 
     /// As [`new_object`](Self::new_object), built in place by `f`.
@@ -212,8 +213,7 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn new_object_with<T: Send + 'static>(&self, f: impl FnOnce() -> T) -> &'s mut T {
-        let c = self.core();
-        or_fail(c, self.try_new_object_with(f))
+        or_fail(self.handle().as_core(), self.try_new_object_with(f))
     }
 
     /// The `try_` form of [`new_object_with`](Self::new_object_with).
@@ -231,7 +231,7 @@ pub trait Place<'s>: Sized {
         f: impl FnOnce() -> T,
     ) -> Result<&'s mut T, AllocError> {
         // SAFETY: `T: Send + 'static` satisfies the drop rule on every surface.
-        unsafe { values::try_new_object_with(self.core(), f) }
+        unsafe { values::try_new_object_with(self.handle().as_core(), f) }
     }
 
     /// Uninitialised room for one `T`, never dropped by the scope.
@@ -247,8 +247,7 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn alloc_uninit<T>(&self) -> &'s mut MaybeUninit<T> {
-        let c = self.core();
-        or_fail(c, self.try_alloc_uninit())
+        or_fail(self.handle().as_core(), self.try_alloc_uninit())
     }
 
     /// The `try_` form of [`alloc_uninit`](Self::alloc_uninit).
@@ -262,7 +261,7 @@ pub trait Place<'s>: Sized {
     /// # });
     /// ```
     fn try_alloc_uninit<T>(&self) -> Result<&'s mut MaybeUninit<T>, AllocError> {
-        values::try_alloc_uninit(self.core())
+        values::try_alloc_uninit(self.handle().as_core())
     }
 
     /// Uninitialised room for `len` `T`s, never dropped by the scope.
@@ -277,8 +276,7 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn alloc_uninit_slice<T>(&self, len: usize) -> &'s mut [MaybeUninit<T>] {
-        let c = self.core();
-        or_fail(c, self.try_alloc_uninit_slice(len))
+        or_fail(self.handle().as_core(), self.try_alloc_uninit_slice(len))
     }
 
     /// The `try_` form of [`alloc_uninit_slice`](Self::alloc_uninit_slice).
@@ -295,7 +293,7 @@ pub trait Place<'s>: Sized {
         &self,
         len: usize,
     ) -> Result<&'s mut [MaybeUninit<T>], AllocError> {
-        raw::try_alloc_uninit_slice(self.core(), len)
+        raw::try_alloc_uninit_slice(self.handle().as_core(), len)
     }
 
     /// Raw memory for `layout` (any power-of-two alignment up to [`MAX_ALIGN`](crate::MAX_ALIGN)).
@@ -311,8 +309,7 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn alloc_layout(&self, layout: Layout) -> NonNull<u8> {
-        let c = self.core();
-        or_fail(c, self.try_alloc_layout(layout))
+        or_fail(self.handle().as_core(), self.try_alloc_layout(layout))
     }
 
     /// The `try_` form of [`alloc_layout`](Self::alloc_layout).
@@ -326,7 +323,7 @@ pub trait Place<'s>: Sized {
     /// # });
     /// ```
     fn try_alloc_layout(&self, layout: Layout) -> Result<NonNull<u8>, AllocError> {
-        raw::try_alloc_layout(self.core(), layout)
+        raw::try_alloc_layout(self.handle().as_core(), layout)
     }
 
     /// Raw memory of `size` bytes at `align`.
@@ -341,8 +338,7 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn alloc_raw(&self, size: usize, align: usize) -> NonNull<u8> {
-        let c = self.core();
-        or_fail(c, self.try_alloc_raw(size, align))
+        or_fail(self.handle().as_core(), self.try_alloc_raw(size, align))
     }
 
     /// The `try_` form of [`alloc_raw`](Self::alloc_raw): a bad alignment is an error too.
@@ -356,7 +352,7 @@ pub trait Place<'s>: Sized {
     /// # });
     /// ```
     fn try_alloc_raw(&self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
-        raw::try_alloc_raw(self.core(), size, align)
+        raw::try_alloc_raw(self.handle().as_core(), size, align)
     }
 
     /// Copies a slice into the scope.
@@ -371,8 +367,7 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn alloc_slice_copy<T: Copy>(&self, src: &[T]) -> &'s mut [T] {
-        let c = self.core();
-        or_fail(c, self.try_alloc_slice_copy(src))
+        or_fail(self.handle().as_core(), self.try_alloc_slice_copy(src))
     }
 
     /// The `try_` form of [`alloc_slice_copy`](Self::alloc_slice_copy).
@@ -386,7 +381,7 @@ pub trait Place<'s>: Sized {
     /// # });
     /// ```
     fn try_alloc_slice_copy<T: Copy>(&self, src: &[T]) -> Result<&'s mut [T], AllocError> {
-        slices::try_alloc_slice_copy(self.core(), src)
+        slices::try_alloc_slice_copy(self.handle().as_core(), src)
     }
 
     /// Clones a slice into the scope (one finalizer record when `T` needs drop).
@@ -402,8 +397,7 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn alloc_slice_clone<T: Clone + Send + 'static>(&self, src: &[T]) -> &'s mut [T] {
-        let c = self.core();
-        or_fail(c, self.try_alloc_slice_clone(src))
+        or_fail(self.handle().as_core(), self.try_alloc_slice_clone(src))
     }
 
     /// The `try_` form of [`alloc_slice_clone`](Self::alloc_slice_clone).
@@ -421,7 +415,7 @@ pub trait Place<'s>: Sized {
         src: &[T],
     ) -> Result<&'s mut [T], AllocError> {
         // SAFETY: `T: Send + 'static` satisfies the drop rule on every surface.
-        unsafe { slices::try_alloc_slice_clone(self.core(), src) }
+        unsafe { slices::try_alloc_slice_clone(self.handle().as_core(), src) }
     }
 
     /// Builds a slice of `len` elements from `f(index)`.
@@ -440,8 +434,10 @@ pub trait Place<'s>: Sized {
         len: usize,
         f: impl FnMut(usize) -> T,
     ) -> &'s mut [T] {
-        let c = self.core();
-        or_fail(c, self.try_alloc_slice_fill_with(len, f))
+        or_fail(
+            self.handle().as_core(),
+            self.try_alloc_slice_fill_with(len, f),
+        )
     }
 
     /// The `try_` form of [`alloc_slice_fill_with`](Self::alloc_slice_fill_with); `f` is not called on an error.
@@ -460,7 +456,7 @@ pub trait Place<'s>: Sized {
         f: impl FnMut(usize) -> T,
     ) -> Result<&'s mut [T], AllocError> {
         // SAFETY: `T: Send + 'static` satisfies the drop rule on every surface.
-        unsafe { slices::try_alloc_slice_fill_with(self.core(), len, f) }
+        unsafe { slices::try_alloc_slice_fill_with(self.handle().as_core(), len, f) }
     }
 
     /// A slice of `len` copies of `value`.
@@ -475,9 +471,9 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn alloc_slice_fill_copy<T: Copy>(&self, len: usize, value: T) -> &'s mut [T] {
-        let c = self.core();
+        let h = self.handle();
         or_fail(
-            c,
+            h.as_core(),
             self.try_alloc_slice_fill_copy(len, value)
                 .map_err(|e| e.error),
         )
@@ -498,7 +494,7 @@ pub trait Place<'s>: Sized {
         len: usize,
         value: T,
     ) -> Result<&'s mut [T], AllocErrorWith<T>> {
-        slices::try_alloc_slice_fill_copy(self.core(), len, value)
+        slices::try_alloc_slice_fill_copy(self.handle().as_core(), len, value)
     }
 
     /// A slice of `len` clones of `value`.
@@ -517,8 +513,10 @@ pub trait Place<'s>: Sized {
         len: usize,
         value: &T,
     ) -> &'s mut [T] {
-        let c = self.core();
-        or_fail(c, self.try_alloc_slice_fill_clone(len, value))
+        or_fail(
+            self.handle().as_core(),
+            self.try_alloc_slice_fill_clone(len, value),
+        )
     }
 
     /// The `try_` form of [`alloc_slice_fill_clone`](Self::alloc_slice_fill_clone).
@@ -537,7 +535,7 @@ pub trait Place<'s>: Sized {
         value: &T,
     ) -> Result<&'s mut [T], AllocError> {
         // SAFETY: `T: Send + 'static` satisfies the drop rule on every surface.
-        unsafe { slices::try_alloc_slice_fill_clone(self.core(), len, value) }
+        unsafe { slices::try_alloc_slice_fill_clone(self.handle().as_core(), len, value) }
     }
 
     /// A slice of `len` default values.
@@ -552,8 +550,10 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn alloc_slice_fill_default<T: Default + Send + 'static>(&self, len: usize) -> &'s mut [T] {
-        let c = self.core();
-        or_fail(c, self.try_alloc_slice_fill_default(len))
+        or_fail(
+            self.handle().as_core(),
+            self.try_alloc_slice_fill_default(len),
+        )
     }
 
     /// The `try_` form of [`alloc_slice_fill_default`](Self::alloc_slice_fill_default).
@@ -571,7 +571,7 @@ pub trait Place<'s>: Sized {
         len: usize,
     ) -> Result<&'s mut [T], AllocError> {
         // SAFETY: `T: Send + 'static` satisfies the drop rule on every surface.
-        unsafe { slices::try_alloc_slice_fill_default(self.core(), len) }
+        unsafe { slices::try_alloc_slice_fill_default(self.handle().as_core(), len) }
     }
 
     /// Collects an iterator of any length into a slice, grown in place at the top of the
@@ -588,8 +588,7 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn alloc_iter<T: Send + 'static>(&self, iter: impl IntoIterator<Item = T>) -> &'s mut [T] {
-        let c = self.core();
-        or_fail(c, self.try_alloc_iter(iter))
+        or_fail(self.handle().as_core(), self.try_alloc_iter(iter))
     }
 
     /// The `try_` form of [`alloc_iter`](Self::alloc_iter): the items taken so far are dropped on an error.
@@ -607,7 +606,7 @@ pub trait Place<'s>: Sized {
         iter: impl IntoIterator<Item = T>,
     ) -> Result<&'s mut [T], AllocError> {
         // SAFETY: `T: Send + 'static` satisfies the drop rule on every surface.
-        unsafe { collect::try_alloc_iter(self.core(), iter) }
+        unsafe { collect::try_alloc_iter(self.handle().as_core(), iter) }
     }
 
     /// Collects items that need no drop into a slice, with no `'static` bound: items may
@@ -626,8 +625,7 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn alloc_iter_pod<T>(&self, iter: impl IntoIterator<Item = T>) -> &'s mut [T] {
-        let c = self.core();
-        or_fail(c, self.try_alloc_iter_pod(iter))
+        or_fail(self.handle().as_core(), self.try_alloc_iter_pod(iter))
     }
 
     /// The `try_` form of [`alloc_iter_pod`](Self::alloc_iter_pod).
@@ -644,7 +642,7 @@ pub trait Place<'s>: Sized {
         &self,
         iter: impl IntoIterator<Item = T>,
     ) -> Result<&'s mut [T], AllocError> {
-        collect::try_alloc_iter_pod(self.core(), iter)
+        collect::try_alloc_iter_pod(self.handle().as_core(), iter)
     }
 
     /// Collects an iterator of known length; the room is reserved once.
@@ -663,8 +661,7 @@ pub trait Place<'s>: Sized {
         I: IntoIterator<Item = T>,
         I::IntoIter: ExactSizeIterator,
     {
-        let c = self.core();
-        or_fail(c, self.try_alloc_iter_exact(iter))
+        or_fail(self.handle().as_core(), self.try_alloc_iter_exact(iter))
     }
 
     /// The `try_` form of [`alloc_iter_exact`](Self::alloc_iter_exact).
@@ -683,7 +680,7 @@ pub trait Place<'s>: Sized {
         I::IntoIter: ExactSizeIterator,
     {
         // SAFETY: `T: Send + 'static` satisfies the drop rule on every surface.
-        unsafe { collect::try_alloc_iter_exact(self.core(), iter) }
+        unsafe { collect::try_alloc_iter_exact(self.handle().as_core(), iter) }
     }
 
     /// Copies a string into the scope.
@@ -698,8 +695,7 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn alloc_str(&self, src: &str) -> &'s mut str {
-        let c = self.core();
-        or_fail(c, self.try_alloc_str(src))
+        or_fail(self.handle().as_core(), self.try_alloc_str(src))
     }
 
     /// The `try_` form of [`alloc_str`](Self::alloc_str).
@@ -713,7 +709,7 @@ pub trait Place<'s>: Sized {
     /// # });
     /// ```
     fn try_alloc_str(&self, src: &str) -> Result<&'s mut str, AllocError> {
-        text::try_alloc_str(self.core(), src)
+        text::try_alloc_str(self.handle().as_core(), src)
     }
 
     /// Formats straight into the scope.
@@ -728,8 +724,7 @@ pub trait Place<'s>: Sized {
     /// ```
     #[track_caller]
     fn alloc_fmt(&self, args: fmt::Arguments<'_>) -> &'s mut str {
-        let c = self.core();
-        or_fail(c, self.try_alloc_fmt(args))
+        or_fail(self.handle().as_core(), self.try_alloc_fmt(args))
     }
 
     /// The `try_` form of [`alloc_fmt`](Self::alloc_fmt).
@@ -743,22 +738,33 @@ pub trait Place<'s>: Sized {
     /// # });
     /// ```
     fn try_alloc_fmt(&self, args: fmt::Arguments<'_>) -> Result<&'s mut str, AllocError> {
-        text::try_alloc_fmt(self.core(), args)
+        text::try_alloc_fmt(self.handle().as_core(), args)
+    }
+}
+
+impl<'a, 's> Handle<'s> for &'a ScopeStack<'s> {
+    type Core<'h>
+        = &'a ScopeStack<'s>
+    where
+        Self: 'h;
+    #[inline(always)]
+    fn as_core(&self) -> &'a ScopeStack<'s> {
+        self
     }
 }
 
 impl<'a, 's> Place<'s> for &'a ScopeStack<'s> {
-    type Core = &'a ScopeStack<'s>;
+    type Handle = &'a ScopeStack<'s>;
     #[inline(always)]
-    fn core(&self) -> Self::Core {
+    fn handle(&self) -> Self::Handle {
         self
     }
 }
 
 impl<'a, 's> Place<'s> for &'a Scope<'s, '_> {
-    type Core = &'a ScopeStack<'s>;
+    type Handle = &'a ScopeStack<'s>;
     #[inline(always)]
-    fn core(&self) -> Self::Core {
+    fn handle(&self) -> Self::Handle {
         self
     }
 }

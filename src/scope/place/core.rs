@@ -102,6 +102,18 @@ pub unsafe trait Core<'s>: Copy {
     unsafe fn end_reservation(self, claimed: usize, keep: usize, saved: Self::Gaps);
 }
 
+/// A value that lends a [`Core`]: a surface's handle as the `Place` trait holds it
+/// (by value), lending the core by reference where the surface's core is a reference to
+/// a handle, so hot paths pass one pointer.
+pub trait Handle<'s> {
+    /// The core lent for one call.
+    type Core<'h>: Core<'s>
+    where
+        Self: 'h;
+    /// Lends the core.
+    fn as_core(&self) -> Self::Core<'_>;
+}
+
 /// Checks a runtime (size, align) request and bumps it: zero bytes get an aligned
 /// dangling pointer, bad alignments and sizes an error.
 #[inline]

@@ -39,7 +39,7 @@ mod text;
 mod values;
 
 pub(crate) use self::core::or_fail;
-pub use self::core::Core;
+pub use self::core::{Core, Handle};
 pub(crate) use alloc_api::{
     allocator_through_core, api_allocate, api_deallocate, api_grow, api_shrink,
 };
