@@ -44,6 +44,9 @@ const NOT_PLACEMENT: &[&str] = &[
     "remaining",
 ];
 
+/// The trait's hidden hooks (how a handle lends the crate-private core).
+const HIDDEN_HOOKS: &[&str] = &["handle", "as_core"];
+
 /// The `pub fn` names in `files` (inherent methods) or the `fn` names of a trait.
 fn methods_in(files: &[&str], trait_fns: bool) -> BTreeSet<String> {
     let mut names = BTreeSet::new();
@@ -63,7 +66,7 @@ fn methods_in(files: &[&str], trait_fns: bool) -> BTreeSet<String> {
                     .chars()
                     .take_while(|c| c.is_alphanumeric() || *c == '_')
                     .collect();
-                if !NOT_PLACEMENT.contains(&name.as_str()) && name != "core" {
+                if !NOT_PLACEMENT.contains(&name.as_str()) && !HIDDEN_HOOKS.contains(&name.as_str()) {
                     names.insert(name);
                 }
             }
