@@ -346,3 +346,48 @@ fn statistics_count_the_regions_peak_after_the_close() {
         assert_eq!(level.allocator().high_water_mark(), claimed);
     });
 }
+
+/// An out-of-memory panic in a concurrent scope prints the memory map, as a plain
+/// scope's does, but only once per scope: the other jobs' panics point to it.
+#[test]
+fn out_of_memory_panics_print_the_map_once_per_scope() {
+    let jobs = if cfg!(miri) { 3 } else { 8 };
+    let mut memory = LinearAllocator::with_capacity(64 << 10).unwrap();
+    let messages: Vec<String> = memory.scope("frame", |frame| {
+        frame.scope_concurrent("jobs", |scope| {
+            std::thread::scope(|t| {
+                let handles: Vec<_> = (0..jobs)
+                    .map(|_| {
+                        t.spawn(|| {
+                            let here = scope.local();
+                            let err =
+                                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                                    here.alloc_slice_fill_copy(1 << 20, 0u8);
+                                }))
+                                .unwrap_err();
+                            err.downcast_ref::<String>().cloned().unwrap_or_default()
+                        })
+                    })
+                    .collect();
+                handles.into_iter().map(|h| h.join().unwrap()).collect()
+            })
+        })
+    });
+    assert_eq!(messages.len(), jobs);
+    assert!(
+        messages.iter().all(|m| m.contains("out of memory")),
+        "{messages:?}"
+    );
+    let with_map = messages
+        .iter()
+        .filter(|m| m.contains("memory map:"))
+        .count();
+    assert_eq!(with_map, 1, "{messages:#?}");
+    let pointing = messages
+        .iter()
+        .filter(|m| {
+            m.contains("printed with the first out-of-memory panic in concurrent scope \"jobs\"")
+        })
+        .count();
+    assert_eq!(pointing, jobs - 1);
+}

@@ -501,6 +501,25 @@ impl LocalScope<'_> {
     #[inline(never)]
     #[track_caller]
     pub(super) fn fail(&self, e: AllocError) -> ! {
+        #[cfg(feature = "alloc")]
+        if matches!(
+            e.kind(),
+            AllocErrorKind::OutOfMemory | AllocErrorKind::BudgetExceeded
+        ) {
+            // One map per scope: with many jobs, the first panic prints it and the
+            // others point to it.
+            if !self
+                .inner
+                .map_printed
+                .swap(true, core::sync::atomic::Ordering::Relaxed)
+            {
+                panic!("{e}\n{}", self.inner.report());
+            }
+            panic!(
+                "{e}\n(the memory map is printed with the first out-of-memory panic in concurrent scope \"{}\")",
+                self.inner.name()
+            );
+        }
         panic!("{e}")
     }
 }

@@ -496,6 +496,7 @@ impl<'p> ScopeStack<'p> {
             high_water_at_open: alloc.high_water_mark(),
             // Set below, once the record has its address.
             info: core::cell::Cell::new(NonNull::dangling()),
+            map_printed: core::sync::atomic::AtomicBool::new(false),
         };
         let shared = ConcurrentScope {
             inner,

@@ -53,6 +53,10 @@ pub(crate) struct Inner {
     /// The scope's record in the block's list of live scopes.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) info: Cell<NonNull<ScopeInfo>>,
+    /// Set by the first out-of-memory panic that printed the memory map, so the other
+    /// threads' panics (one per job) refer to it instead of printing it again.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) map_printed: core::sync::atomic::AtomicBool,
 }
 
 impl Inner {

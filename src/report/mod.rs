@@ -17,7 +17,7 @@ mod type_name;
 use alloc::vec::Vec;
 
 use crate::block::linear::LinearAllocator;
-use crate::concurrent::ConcurrentScope;
+use crate::concurrent::{ConcurrentScope, Inner};
 use crate::scope::info::{PoolLink, PoolSnapshot, ScopeInfo};
 use crate::scope::ScopeStack;
 use alloc::string::String;
@@ -216,7 +216,15 @@ impl ConcurrentScope<'_> {
     /// });
     /// ```
     pub fn report(&self) -> MemoryMap {
-        let inner = &self.inner;
+        self.inner.report()
+    }
+}
+
+impl Inner {
+    /// The map [`ConcurrentScope::report`] returns, from the state every thread shares
+    /// (so a worker's out-of-memory panic can print it through its `LocalScope`).
+    pub(crate) fn report(&self) -> MemoryMap {
+        let inner = self;
         // SAFETY: the record lives in the frame of the opening call, as long as `self`.
         let info = unsafe { inner.info.get().as_ref() };
         let block_start = inner.block_start;
