@@ -58,6 +58,42 @@
 //! A `LinearAllocator::scope` method lives in the scope layer (an `impl` block there),
 //! which is how the block can offer it without knowing scopes.
 //!
+//! ## One placement API
+//!
+//! A [`ScopeStack`], one thread's [`LocalScope`] and a shared `&`[`ConcurrentScope`]
+//! offer the same placement methods (each written once), and the [`Place`] trait names
+//! them, so one helper serves a level loader, a rayon job and a concurrent frame:
+//!
+//! ```
+//! use scope_stack::{LinearAllocator, Place};
+//!
+//! /// Spawn points and their names, in whatever scope it is given.
+//! fn spawns<'s>(into: impl Place<'s>, n: u32) -> (&'s [[f32; 2]], &'s [&'s str]) {
+//!     let points = into.alloc_slice_fill_with(n as usize, |i| [i as f32, 0.0]);
+//!     let names = into.alloc_iter_pod((0..n).map(|i| &*into.alloc_fmt(format_args!("spawn {i}"))));
+//!     (points, names)
+//! }
+//!
+//! let mut memory = LinearAllocator::with_capacity(1 << 20)?;
+//! memory.scope("level", |level| {
+//!     let (points, _) = spawns(&**level, 8); // the level loader: a plain scope
+//!     level.scope_concurrent("frame", |frame| {
+//!         let counts: Vec<usize> = {
+//!             use rayon::prelude::*;
+//!             (1..=4u32) // rayon jobs, each through its thread's handle
+//!                 .into_par_iter()
+//!                 .map(|n| spawns(frame.local(), n).1.len())
+//!                 .collect()
+//!         };
+//!         assert_eq!(counts, [1, 2, 3, 4]);
+//!         let (_, names) = spawns(frame, 2); // or the shared handle
+//!         assert_eq!(names[1], "spawn 1");
+//!     });
+//!     assert_eq!(points.len(), 8);
+//! });
+//! # Ok::<(), scope_stack::AllocError>(())
+//! ```
+//!
 //! ## Features
 //! - `std` (default): implies `alloc`; adds [`scratch()`], [`ScratchPads`] and the
 //!   pool's blocking inserts.
