@@ -23,13 +23,15 @@ trap 'rm -rf "$out"' EXIT
 valgrind --tool=callgrind --branch-sim=yes --callgrind-out-file="$out/callgrind.out" \
     "$bin" >"$out/stdout" 2>"$out/valgrind.log"
 calls="$(sed -n 's/^calls per function: //p' "$out/stdout")"
+# The `alloc_iter` functions collect 256 items a call and run fewer times.
+iter_calls="$(sed -n 's/^calls per iter function: //p' "$out/stdout")"
 
 # Inclusive cost of each measured function: its body plus anything it calls (the
 # allocation functions call nothing on their fast path; `ours_scope` calls the scope's
 # out-of-line `Drop`). The caller's loop is excluded.
 callgrind_annotate --inclusive=yes --threshold=100 --show=Ir,Bc,Bi "$out/callgrind.out" >"$out/annotate.txt"
 
-functions="ours_u8 ours_u32 ours_u64 ours_place_u64 ours_local_u64 ours_shared_u64 bumpalo_u8 bumpalo_u32 bumpalo_u64 bump_scope_u8 bump_scope_u32 bump_scope_u64 ours_scope bump_scope_scoped ours_child ours_scratch ours_string bump_scope_string pool_pair box_pair"
+functions="ours_u8 ours_u32 ours_u64 ours_place_u64 ours_local_u64 ours_shared_u64 bumpalo_u8 bumpalo_u32 bumpalo_u64 bump_scope_u8 bump_scope_u32 bump_scope_u64 ours_scope bump_scope_scoped ours_child ours_scratch ours_string bump_scope_string pool_pair box_pair ours_iter256 ours_local_iter256 bumpalo_iter256"
 
 echo "calls per function: $calls"
 echo
@@ -43,7 +45,9 @@ for f in $functions; do
         continue
     fi
     read -r ir bc bi <<<"$(echo "$line" | sed -E 's/\([^)]*\)//g' | awk '{print $1, $2, $3}' | tr -d ,)"
-    awk -v f="$f" -v ir="$ir" -v bc="$bc" -v bi="$bi" -v n="$calls" \
+    n="$calls"
+    case "$f" in *iter256) n="$iter_calls" ;; esac
+    awk -v f="$f" -v ir="$ir" -v bc="$bc" -v bi="$bi" -v n="$n" \
         'BEGIN { printf "%-16s %8.2f %8.2f %8.2f\n", f, ir / n, bc / n, bi / n }'
 done
 

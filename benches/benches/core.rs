@@ -300,57 +300,108 @@ fn iter_filtered(c: &mut Criterion) {
 /// does, on every surface: a plain scope, one thread's `LocalScope`, a shared
 /// `&ConcurrentScope` (which looks the thread up on the call), bumpalo and bump-scope.
 /// Every surface runs the same generic `alloc_iter`, which grows the slice in place at
-/// the top of the scope or of the thread's chunk.
+/// the top of the scope or of the thread's chunk. Each contender collects `PER_RESET`
+/// slices between resets (a scope closed, an arena reset), so opening a concurrent
+/// scope (its slot table) is spread as thinly as a plain scope's open.
 fn iter_filtered_256(c: &mut Criterion) {
     const ITEMS: usize = 256;
+    const PER_RESET: u64 = 256;
     let mut g = group(c, "alloc_iter_256", ITEMS);
     let source = || {
         (0..(ITEMS * 3) as u32)
             .map(black_box)
             .filter_map(|n| n.is_multiple_of(3).then_some(n / 3))
     };
+    // Runs `iters` collections, `PER_RESET` at a time through `batch`, timing all.
+    let batches = |iters: u64, mut batch: Box<dyn FnMut(u64) + '_>| {
+        let started = Instant::now();
+        let mut left = iters;
+        while left > 0 {
+            let n = left.min(PER_RESET);
+            batch(n);
+            left -= n;
+        }
+        started.elapsed()
+    };
 
     let mut arena = LinearAllocator::with_capacity(ARENA).expect("arena");
     g.bench_function("scope_stack", |b| {
-        arena.scope("bench", |root| {
-            b.iter(|| root.scope("batch", |batch| black_box(batch.alloc_iter(source()).len())))
+        b.iter_custom(|iters| {
+            batches(
+                iters,
+                Box::new(|n| {
+                    arena.scope("batch", |batch| {
+                        for _ in 0..n {
+                            black_box(batch.alloc_iter(source()).len());
+                        }
+                    })
+                }),
+            )
         })
     });
     g.bench_function("local_scope", |b| {
-        arena.scope("bench", |root| {
-            b.iter(|| {
-                root.scope_concurrent("batch", |jobs| {
-                    let here = jobs.local();
-                    black_box(here.alloc_iter(source()).len())
-                })
-            })
+        b.iter_custom(|iters| {
+            batches(
+                iters,
+                Box::new(|n| {
+                    arena.scope("batch", |batch| {
+                        batch.scope_concurrent("jobs", |jobs| {
+                            let here = jobs.local();
+                            for _ in 0..n {
+                                black_box(here.alloc_iter(source()).len());
+                            }
+                        })
+                    })
+                }),
+            )
         })
     });
     g.bench_function("concurrent_scope", |b| {
-        arena.scope("bench", |root| {
-            b.iter(|| {
-                root.scope_concurrent("batch", |jobs| black_box(jobs.alloc_iter(source()).len()))
-            })
+        b.iter_custom(|iters| {
+            batches(
+                iters,
+                Box::new(|n| {
+                    arena.scope("batch", |batch| {
+                        batch.scope_concurrent("jobs", |jobs| {
+                            for _ in 0..n {
+                                black_box(jobs.alloc_iter(source()).len());
+                            }
+                        })
+                    })
+                }),
+            )
         })
     });
 
     let mut bump = bumpalo::Bump::with_capacity(ARENA);
     g.bench_function("bumpalo", |b| {
-        b.iter(|| {
-            {
-                let v = bumpalo::collections::Vec::from_iter_in(source(), &bump);
-                black_box(v.into_bump_slice().len());
-            }
-            bump.reset();
+        b.iter_custom(|iters| {
+            batches(
+                iters,
+                Box::new(|n| {
+                    for _ in 0..n {
+                        let v = bumpalo::collections::Vec::from_iter_in(source(), &bump);
+                        black_box(v.into_bump_slice().len());
+                    }
+                    bump.reset();
+                }),
+            )
         })
     });
 
     let mut bump: bump_scope::Bump = bump_scope::Bump::with_size(ARENA);
     g.bench_function("bump_scope", |b| {
-        b.iter(|| {
-            bump.scoped(|scope| {
-                black_box(scope.alloc_iter(source()).into_mut().len());
-            })
+        b.iter_custom(|iters| {
+            batches(
+                iters,
+                Box::new(|n| {
+                    bump.scoped(|scope| {
+                        for _ in 0..n {
+                            black_box(scope.alloc_iter(source()).into_mut().len());
+                        }
+                    })
+                }),
+            )
         })
     });
 

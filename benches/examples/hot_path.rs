@@ -26,6 +26,10 @@ use scope_stack::{ConcurrentScope, LinearAllocator, LocalScope, Place, Pool, Sco
 const BATCHES: u32 = 1_000;
 /// Allocations of each kind per batch.
 const PER_BATCH: u32 = 1_000;
+/// Rounds and collections per round of the `alloc_iter` functions (a round is one
+/// scope: 200 slices of 1 KiB fit the arena).
+const ITER_ROUNDS: u32 = 50;
+const ITER_PER_ROUND: u32 = 200;
 /// Room for one batch of every kind with alignment padding, with a wide margin.
 const ARENA_BYTES: usize = 1 << 20;
 
@@ -88,6 +92,35 @@ fn ours_shared_u64<'s>(s: &'s ConcurrentScope<'_>, v: u64) -> &'s mut u64 {
 #[inline(never)]
 fn ours_place_u64<'s>(s: impl Place<'s>, v: u64) -> &'s mut u64 {
     s.new_pod(v)
+}
+
+/// Items collected by the `alloc_iter` hot-path functions (a filtered iterator).
+const ITER_ITEMS: u32 = 256;
+
+fn iter_source() -> impl Iterator<Item = u32> {
+    (0..ITER_ITEMS * 3)
+        .map(black_box)
+        .filter_map(|n| (n % 3 == 0).then_some(n / 3))
+}
+
+/// `alloc_iter` of a filtered iterator of 256 items on a plain scope.
+#[inline(never)]
+fn ours_iter256<'s>(s: &ScopeStack<'s>) -> usize {
+    s.alloc_iter(iter_source()).len()
+}
+
+/// The same on one thread's handle to a concurrent scope.
+#[inline(never)]
+fn ours_local_iter256(s: &LocalScope<'_>) -> usize {
+    s.alloc_iter(iter_source()).len()
+}
+
+/// The same into a `bumpalo::collections::Vec`, frozen.
+#[inline(never)]
+fn bumpalo_iter256(b: &bumpalo::Bump) -> usize {
+    bumpalo::collections::Vec::from_iter_in(iter_source(), b)
+        .into_bump_slice()
+        .len()
 }
 
 // ----- bumpalo -----
@@ -187,6 +220,19 @@ fn main() {
                 }
             });
         }
+        for _ in 0..ITER_ROUNDS {
+            root.scope("iter", |batch| {
+                for _ in 0..ITER_PER_ROUND {
+                    black_box(ours_iter256(black_box(batch)));
+                }
+            });
+            root.scope_concurrent("iter", |jobs| {
+                let here = jobs.local();
+                for _ in 0..ITER_PER_ROUND {
+                    black_box(ours_local_iter256(black_box(&here)));
+                }
+            });
+        }
         for _ in 0..BATCHES * PER_BATCH {
             ours_scope(black_box(root));
         }
@@ -225,6 +271,13 @@ fn main() {
         bumpalo.reset();
     }
 
+    for _ in 0..ITER_ROUNDS {
+        for _ in 0..ITER_PER_ROUND {
+            black_box(bumpalo_iter256(black_box(&bumpalo)));
+        }
+        bumpalo.reset();
+    }
+
     let mut bump_scope: bump_scope::Bump = bump_scope::Bump::with_size(ARENA_BYTES);
     for _ in 0..BATCHES {
         for i in 0..PER_BATCH {
@@ -251,5 +304,9 @@ fn main() {
     println!(
         "calls per function: {}",
         u64::from(BATCHES) * u64::from(PER_BATCH)
+    );
+    println!(
+        "calls per iter function: {}",
+        u64::from(ITER_ROUNDS) * u64::from(ITER_PER_ROUND)
     );
 }
