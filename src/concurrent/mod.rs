@@ -86,7 +86,7 @@ use crate::block::linear::LinearAllocator;
 use crate::block::reservation::SavedGaps;
 use crate::error::AllocErrorKind;
 use crate::scope::info::{Extras, ScopeInfo};
-use crate::scope::ScopeStack;
+use crate::scope::{NotThreadSafe, ScopeStack};
 
 pub use local::LocalScope;
 use region::{Region, Slot, SLOT_BYTES};
@@ -222,6 +222,13 @@ pub struct ConcurrentScope<'env> {
 unsafe impl Sync for ConcurrentScope<'_> {}
 // SAFETY: as above; the scope holds nothing tied to the thread that opened it.
 unsafe impl Send for ConcurrentScope<'_> {}
+
+// SAFETY: these impls never apply: `*mut T` is never `Send` or `Sync` (see
+// `NotThreadSafe`), so a `LocalScope` stays on its thread, as its `PhantomData<*const
+// ()>` field would keep it. They make the compiler name `NotThreadSafe` in the error.
+unsafe impl<'a> Send for LocalScope<'a> where *mut NotThreadSafe<'a>: Send {}
+// SAFETY: as above.
+unsafe impl<'a> Sync for LocalScope<'a> where *mut NotThreadSafe<'a>: Sync {}
 
 impl<'env> ConcurrentScope<'env> {
     /// The name this scope was opened with.

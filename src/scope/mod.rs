@@ -31,10 +31,12 @@ mod alloc_api;
 pub(crate) mod finalizer;
 pub(crate) mod info;
 mod introspect;
+mod not_thread_safe;
 mod raw;
 mod slices;
 mod text;
 mod values;
+pub use not_thread_safe::NotThreadSafe;
 
 use crate::block::cursor::Cursor;
 use crate::block::linear::LinearAllocator;
@@ -194,6 +196,15 @@ pub struct ScopeStack<'s> {
     /// Invariant in `'s`.
     _invariant: PhantomData<fn(&'s ()) -> &'s ()>,
 }
+
+// SAFETY: this impl never applies: `*mut T` is never `Send` (the standard library
+// implements `!Send` for every raw pointer, and no other crate may implement `Send`
+// for one), so `ScopeStack` is not `Send`, as its fields would make it without the
+// impl. It exists so that the compiler reports the unmet bound, which names
+// `NotThreadSafe`, instead of each private field.
+unsafe impl<'s> Send for ScopeStack<'s> where *mut NotThreadSafe<'s>: Send {}
+// SAFETY: as above, for `Sync`: `*mut T` is never `Sync`, so this impl never applies.
+unsafe impl<'s> Sync for ScopeStack<'s> where *mut NotThreadSafe<'s>: Sync {}
 
 /// The handle a scope's closure receives: a [`ScopeStack`] plus a marker lifetime.
 ///
