@@ -249,6 +249,7 @@ struct InlineName {
 }
 
 impl InlineName {
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     const EMPTY: InlineName = InlineName {
         bytes: [0; MAX_ERROR_NAME_LEN],
         len: 0,
