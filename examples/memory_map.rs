@@ -2,11 +2,11 @@
 //! as the first argument; it never writes into the source tree) and prints the same map
 //! as a table: a systems scope with a settings store, a level with its pools (a
 //! concurrent `Pool` per kind of object, a `DensePool` roster of props) and finalized
-//! objects, and a frame scope on top.
+//! objects, and a frame scope on top, with a concurrent scope that three workers fill.
 //!
 //! Run it with `cargo run --example memory_map` (optionally pass an output path).
 
-use scope_stack::LinearAllocator;
+use scope_stack::{ConcurrentConfig, LinearAllocator};
 
 #[derive(Clone, Copy, Default)]
 struct Enemy {
@@ -54,8 +54,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             level.scope("frame", |frame| {
                 frame.alloc_slice_fill_with(16 * 1024, |i| i as u16); // draw list
                 frame.alloc_fmt(format_args!("frame {}", 1));
-                let map = frame.report();
-                (map.to_svg(), map.to_string())
+                // Three workers cull into a concurrent scope: each claims a chunk.
+                let config = ConcurrentConfig::new().budget(48 * 1024).threads(4);
+                frame.scope_concurrent_with("jobs", config, |jobs| {
+                    let all_started = std::sync::Barrier::new(3);
+                    std::thread::scope(|t| {
+                        for w in 0..3u32 {
+                            let all_started = &all_started;
+                            t.spawn(move || {
+                                all_started.wait(); // all three live: a chunk each
+                                let here = jobs.local();
+                                for batch in 0..4 * (w + 1) {
+                                    here.alloc_iter((0..90).filter(|i| i % 3 == batch % 3));
+                                }
+                                all_started.wait();
+                            });
+                        }
+                    });
+                    let map = jobs.report();
+                    (map.to_svg(), map.to_string())
+                })
             })
         })
     });

@@ -81,37 +81,164 @@ const _: () = assert!(
     MAX_POOL_CAPACITY == 16_777_216 && MAX_STORE_OBJECTS == 4_294_967_295 && MAX_POOL_SHARDS == 256
 );
 
-/// What had a capacity of zero, for an [`AllocErrorKind::InvalidCapacity`] raised by a
-/// scope (a block's own zero capacity has no scope and says "a block of 0 bytes").
+/// What a pool, dense pool or store error is about: which container, of which element
+/// type, and the count that was asked for. Errors raised by a scope's carving methods
+/// carry one, so their message names the container instead of a byte count.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub(crate) enum ZeroCapacity {
+pub(crate) struct Subject {
+    what: What,
+    /// `core::any::type_name` of the element type (shortened when displayed).
+    type_name: &'static str,
+    /// The slot, object or version count that was asked for.
+    count: usize,
+}
+
+/// The container (and which of its counts) a [`Subject`] names.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+enum What {
     /// Not recorded: the message falls back to the sizes.
     Unknown,
-    /// `new_pool(0)` and friends.
+    /// `new_pool(capacity)` and friends.
     Pool,
-    /// `new_dense_pool(0)`.
+    /// `new_dense_pool(capacity)`.
     DensePool,
-    /// `new_store(0, _)`.
+    /// `new_store(max_objects, _)`.
     StoreObjects,
-    /// `new_store(_, 0)`.
+    /// `new_store(_, max_versions)`.
     StoreVersions,
 }
 
-impl ZeroCapacity {
-    /// The plain sentence that follows `invalid capacity in scope "…": `.
-    fn explain(self) -> Option<&'static str> {
-        match self {
-            ZeroCapacity::Unknown => None,
-            ZeroCapacity::Pool => Some("a pool needs at least one slot (capacity 0)"),
-            ZeroCapacity::DensePool => Some("a dense pool needs at least one slot (capacity 0)"),
-            ZeroCapacity::StoreObjects => {
-                Some("a store needs room for at least one object (max_objects 0)")
-            }
-            ZeroCapacity::StoreVersions => {
-                Some("a store needs room for at least one version (max_versions 0)")
-            }
+impl Subject {
+    const NONE: Subject = Subject {
+        what: What::Unknown,
+        type_name: "",
+        count: 0,
+    };
+
+    /// A `Pool<T>` of `capacity` slots.
+    pub(crate) fn pool<T>(capacity: usize) -> Subject {
+        Subject::new::<T>(What::Pool, capacity)
+    }
+
+    /// A `DensePool<T>` of `capacity` slots.
+    pub(crate) fn dense_pool<T>(capacity: usize) -> Subject {
+        Subject::new::<T>(What::DensePool, capacity)
+    }
+
+    /// A `Store<T>` of `max_objects` objects.
+    pub(crate) fn store_objects<T>(max_objects: usize) -> Subject {
+        Subject::new::<T>(What::StoreObjects, max_objects)
+    }
+
+    /// A `Store<T>` of `max_versions` versions.
+    pub(crate) fn store_versions<T>(max_versions: usize) -> Subject {
+        Subject::new::<T>(What::StoreVersions, max_versions)
+    }
+
+    fn new<T>(what: What, count: usize) -> Subject {
+        Subject {
+            what,
+            type_name: core::any::type_name::<T>(),
+            count,
         }
     }
+
+    /// `Pool<u64>`, `Store<Asset>`, ...
+    fn write_container(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let kind = match self.what {
+            What::Unknown => return Ok(()),
+            What::Pool => "Pool",
+            What::DensePool => "DensePool",
+            What::StoreObjects | What::StoreVersions => "Store",
+        };
+        write!(f, "{kind}<")?;
+        write_short_type_name(f, self.type_name)?;
+        f.write_str(">")
+    }
+
+    /// The count's name as the carving method spells its argument.
+    fn count_name(&self) -> &'static str {
+        match self.what {
+            What::Unknown | What::Pool | What::DensePool => "capacity",
+            What::StoreObjects => "max_objects",
+            What::StoreVersions => "max_versions",
+        }
+    }
+
+    /// The sentence after `… in scope "…": ` for `kind`, or `None` to fall back to the
+    /// sizes.
+    fn explain(&self, kind: AllocErrorKind, f: &mut fmt::Formatter<'_>) -> Option<fmt::Result> {
+        if self.what == What::Unknown {
+            return None;
+        }
+        if !matches!(
+            kind,
+            AllocErrorKind::InvalidCapacity
+                | AllocErrorKind::TooManySlots
+                | AllocErrorKind::CapacityOverflow
+        ) {
+            return None;
+        }
+        if let Err(e) = f.write_str(": ") {
+            return Some(Err(e));
+        }
+        Some(match kind {
+            AllocErrorKind::InvalidCapacity => f.write_str(match self.what {
+                What::Unknown => unreachable!("checked above"),
+                What::Pool => "a pool needs at least one slot (capacity 0)",
+                What::DensePool => "a dense pool needs at least one slot (capacity 0)",
+                What::StoreObjects => "a store needs room for at least one object (max_objects 0)",
+                What::StoreVersions => {
+                    "a store needs room for at least one version (max_versions 0)"
+                }
+            }),
+            AllocErrorKind::TooManySlots => {
+                let limit = match self.what {
+                    What::StoreObjects => "its 32-bit object index (at most 4294967295 objects)",
+                    What::StoreVersions => {
+                        "its versions pool's 24-bit slot index (at most 16777216 versions)"
+                    }
+                    _ => "its 24-bit slot index (at most 16777216 slots)",
+                };
+                self.write_container(f).and_then(|()| {
+                    write!(f, " {} {} overflows {limit}", self.count_name(), self.count)
+                })
+            }
+            AllocErrorKind::CapacityOverflow => self.write_container(f).and_then(|()| {
+                write!(
+                    f,
+                    " {} {} needs more than isize::MAX bytes",
+                    self.count_name(),
+                    self.count
+                )
+            }),
+            _ => return None,
+        })
+    }
+}
+
+/// Writes `name` (from `core::any::type_name`) with the module path stripped from every
+/// path inside it (`alloc::string::String` -> `String`), without allocating: errors are
+/// built and shown where the heap may be unavailable.
+fn write_short_type_name(f: &mut fmt::Formatter<'_>, name: &str) -> fmt::Result {
+    let in_path = |c: char| c.is_alphanumeric() || matches!(c, '_' | ':' | '#');
+    let mut rest = name;
+    while !rest.is_empty() {
+        let end = rest.find(|c| !in_path(c)).unwrap_or(rest.len());
+        if end == 0 {
+            let c = rest.chars().next().unwrap_or_default();
+            write!(f, "{c}")?;
+            rest = &rest[c.len_utf8()..];
+        } else {
+            let path = &rest[..end];
+            // A leading `::` belongs to a qualified path (`<T as Trait>::Out`).
+            let lead = if path.starts_with("::") { "::" } else { "" };
+            let last = path.rsplit("::").next().unwrap_or(path);
+            write!(f, "{lead}{last}")?;
+            rest = &rest[end..];
+        }
+    }
+    Ok(())
 }
 
 /// A scope name copied into the error, so the error owns no borrowed data.
@@ -122,6 +249,7 @@ struct InlineName {
 }
 
 impl InlineName {
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     const EMPTY: InlineName = InlineName {
         bytes: [0; MAX_ERROR_NAME_LEN],
         len: 0,
@@ -173,14 +301,22 @@ pub struct AllocError {
     remaining: usize,
     capacity: usize,
     scope: InlineName,
-    /// The budget of `scope`, for `BudgetExceeded` (`usize::MAX`: none).
-    budget: usize,
-    /// The live scope that held the most bytes of its own when the error happened
-    /// (an empty name: none recorded).
-    holder: InlineName,
-    holder_bytes: usize,
-    /// For `InvalidCapacity` raised by a scope: what had the zero capacity.
-    zero: ZeroCapacity,
+    /// What else the error knows, depending on its kind.
+    detail: Detail,
+}
+
+/// The part of an [`AllocError`] that only some kinds have; one at a time, so the
+/// error stays small enough to return by value from the `try_` forms.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+enum Detail {
+    None,
+    /// For `BudgetExceeded`: the budget of the scope named by the error.
+    Budget(usize),
+    /// For out-of-memory errors: the live scope that held the most bytes of its own
+    /// when the error happened, and how many.
+    Holder(InlineName, usize),
+    /// For errors raised while carving a pool, dense pool or store: which one.
+    Subject(Subject),
 }
 
 impl AllocError {
@@ -194,10 +330,7 @@ impl AllocError {
             remaining: 0,
             capacity,
             scope: InlineName::EMPTY,
-            budget: usize::MAX,
-            holder: InlineName::EMPTY,
-            holder_bytes: 0,
-            zero: ZeroCapacity::Unknown,
+            detail: Detail::None,
         }
     }
 
@@ -217,29 +350,26 @@ impl AllocError {
             remaining,
             capacity,
             scope: InlineName::new(scope),
-            budget: usize::MAX,
-            holder: InlineName::EMPTY,
-            holder_bytes: 0,
-            zero: ZeroCapacity::Unknown,
+            detail: Detail::None,
         }
     }
 
     /// Records the budget that was exceeded.
     pub(crate) fn with_budget(mut self, budget: usize) -> Self {
-        self.budget = budget;
+        self.detail = Detail::Budget(budget);
         self
     }
 
-    /// Records what had the zero capacity of an `InvalidCapacity` error.
-    pub(crate) fn with_zero_capacity(mut self, zero: ZeroCapacity) -> Self {
-        self.zero = zero;
+    /// Records which pool, dense pool or store the error is about, so the message
+    /// names it (zero, too many or too large a count) instead of a byte count.
+    pub(crate) fn with_subject(mut self, subject: Subject) -> Self {
+        self.detail = Detail::Subject(subject);
         self
     }
 
     /// Records which live scope held the most memory.
     pub(crate) fn with_holder(mut self, name: &str, bytes: usize) -> Self {
-        self.holder = InlineName::new(name);
-        self.holder_bytes = bytes;
+        self.detail = Detail::Holder(InlineName::new(name), bytes);
         self
     }
 
@@ -258,7 +388,10 @@ impl AllocError {
     /// });
     /// ```
     pub fn budget(&self) -> Option<usize> {
-        (self.budget != usize::MAX).then_some(self.budget)
+        match self.detail {
+            Detail::Budget(b) => Some(b),
+            _ => None,
+        }
     }
 
     /// For out-of-memory errors: the live scope that held the most bytes of its own
@@ -280,7 +413,10 @@ impl AllocError {
     /// });
     /// ```
     pub fn largest_scope(&self) -> Option<(&str, usize)> {
-        (self.holder.len > 0).then(|| (self.holder.as_str(), self.holder_bytes))
+        match &self.detail {
+            Detail::Holder(name, bytes) if name.len > 0 => Some((name.as_str(), *bytes)),
+            _ => None,
+        }
     }
 
     /// What went wrong.
@@ -357,21 +493,21 @@ impl AllocError {
 impl fmt::Display for AllocError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("scope-stack: ")?;
-        let zero = match self.kind {
-            AllocErrorKind::InvalidCapacity => self.zero.explain(),
-            _ => None,
+        let subject = match self.detail {
+            Detail::Subject(s) => s,
+            _ => Subject::NONE,
         };
-        // A zero-capacity pool or store says so in words after the scope's name.
-        f.write_str(if zero.is_some() {
-            "invalid capacity"
-        } else {
-            self.kind.describe()
+        f.write_str(match (self.kind, subject.what) {
+            // A container's message says in words what was wrong with it.
+            (AllocErrorKind::InvalidCapacity, w) if w != What::Unknown => "invalid capacity",
+            (AllocErrorKind::TooManySlots, w) if w != What::Unknown => "too many slots",
+            (kind, _) => kind.describe(),
         })?;
         if self.scope.len > 0 {
             write!(f, " in scope \"{}\"", self.scope.as_str())?;
         }
-        if let Some(zero) = zero {
-            return write!(f, ": {zero}");
+        if let Some(done) = subject.explain(self.kind, f) {
+            return done;
         }
         match self.kind {
             AllocErrorKind::InvalidCapacity

@@ -28,6 +28,41 @@
 //! # Ok::<(), scope_stack::AllocError>(())
 //! ```
 //!
+//! ## Threads and rayon
+//!
+//! A scope belongs to its thread: [`ScopeStack`], [`Scope`] and [`LocalScope`] are
+//! neither `Send` nor `Sync`, and a closure that captures one cannot go to a rayon
+//! pool (the compiler names [`NotThreadSafe`], whose docs give the fix). What workers
+//! share is a [`ConcurrentScope`]: open one where the parallel part begins, run the
+//! pool's `install` inside it, and let each job place its output through its worker's
+//! [`local`](ConcurrentScope::local) handle. The opening thread reads everything after
+//! the pool returns; the concurrent scope rewinds it all when its closure ends.
+//!
+//! ```
+//! use rayon::prelude::*;
+//! use scope_stack::{ConcurrentScope, LinearAllocator};
+//!
+//! /// One job: the even numbers of a batch, placed through this worker's handle.
+//! fn evens<'c>(jobs: &'c ConcurrentScope<'_>, batch: &[u32]) -> &'c [u32] {
+//!     jobs.local().alloc_iter(batch.iter().copied().filter(|n| n % 2 == 0))
+//! }
+//!
+//! let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+//! let numbers: Vec<u32> = (0..1000).collect();
+//! let mut memory = LinearAllocator::with_capacity(1 << 20)?;
+//! memory.scope("frame", |frame| {
+//!     let total = frame.scope_concurrent("jobs", |jobs| {
+//!         let lists: Vec<&[u32]> =
+//!             pool.install(|| numbers.par_chunks(100).map(|b| evens(jobs, b)).collect());
+//!         lists.iter().map(|l| l.len()).sum::<usize>() // read on the opening thread
+//!     });
+//!     assert_eq!(total, 500);
+//! });
+//! # Ok::<(), scope_stack::AllocError>(())
+//! ```
+//!
+//! `examples/jobs.rs` runs frames of rayon culling jobs this way.
+//!
 //! ## Layers
 //! The source tree is five layers; each file imports only from its own layer and the
 //! ones below it, and no files import each other in a circle (`scripts/layers.sh`
@@ -148,7 +183,7 @@ pub use report::{ChunkReport, ConcurrentReport, MemoryMap, PoolReport, ScopeRepo
 #[doc(hidden)]
 pub use report::{SvgLabel, SvgLayout};
 pub use scope::place::Place;
-pub use scope::{Scope, ScopeStack};
+pub use scope::{NotThreadSafe, Scope, ScopeStack};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use scratch::{scratch, scratch_for, ScratchPads};

@@ -185,9 +185,10 @@
 //! });
 //! ```
 //!
-//! A scope cannot be sent to another thread (it is not `Send`; this one is only a doctest,
-//! since the compiler lists private field types in the error); share the values it hands
-//! out instead:
+//! A scope cannot be sent to or shared with another thread (it is neither `Send` nor
+//! `Sync`). The compiler's error names one public type, [`NotThreadSafe`](crate::NotThreadSafe),
+//! whose docs give the fix: hand the workers a concurrent scope, and share the values
+//! the scope hands out (`tests/compile_fail/scope_in_rayon_install.rs` pins the message):
 //!
 //! ```compile_fail,E0277
 //! # use scope_stack::LinearAllocator;

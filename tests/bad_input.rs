@@ -283,18 +283,32 @@ fn capacities_that_overflow_isize_are_capacity_overflow() {
     memory.scope("level", |level| {
         let item = level.new_object(ledger.item());
         let used = level.used();
-        let words = ["overflows isize", "in scope \"level\""];
+        let words = [
+            "overflows isize",
+            "in scope \"level\"",
+            "more than isize::MAX bytes",
+        ];
         for capacity in [1 << 23, MAX_POOL_CAPACITY] {
+            let named = |what: &str| format!("{what}<[u8; 1099511627776]> {capacity}");
             let e = level.try_new_pool::<Huge>(capacity).unwrap_err();
             assert_error(&e, CapacityOverflow, &words);
+            assert_error(
+                &e,
+                CapacityOverflow,
+                &[&named("Pool").replace("> ", "> capacity ")],
+            );
             let e = level
                 .try_new_pool_with_shards::<Huge>(capacity, 3)
                 .unwrap_err();
             assert_error(&e, CapacityOverflow, &words);
             let e = level.try_new_dense_pool::<Huge>(capacity).unwrap_err();
             assert_error(&e, CapacityOverflow, &words);
+            let dense = named("DensePool").replace("> ", "> capacity ");
+            assert_error(&e, CapacityOverflow, &[&dense]);
             let e = level.try_new_store::<Huge>(4, capacity).unwrap_err();
             assert_error(&e, CapacityOverflow, &words);
+            let store = named("Store").replace("> ", "> max_versions ");
+            assert_error(&e, CapacityOverflow, &[&store]);
         }
         assert!(panics(|| level.new_pool::<Huge>(1 << 23)).contains("overflows isize"));
         // Sizes that fit in `isize` but not in the block are out of memory.
@@ -468,25 +482,46 @@ fn pool_dense_pool_and_store_sizes_over_their_maximums_are_too_many_slots() {
         let item = level.new_object(ledger.item());
         let used = level.used();
         let words = ["too many slots", "16777216 slots", "in scope \"level\""];
+        // Each message names the container and the count it was given, says the count
+        // overflows the index, and talks about nothing else (no bytes, no other kind).
+        let names_only = |e: &AllocError, container: &str, count: usize| {
+            let text = e.to_string();
+            assert!(text.contains(&format!("{container} ")), "{text}");
+            assert!(text.contains(&format!(" {count} overflows its ")), "{text}");
+            assert!(!text.contains("bytes"), "{text}");
+            let store = container.starts_with("Store");
+            assert_eq!(text.to_lowercase().contains("store"), store, "{text}");
+        };
         for capacity in [MAX_POOL_CAPACITY + 1, MAX_POOL_CAPACITY * 2, usize::MAX] {
             let e = level.try_new_pool::<Item>(capacity).unwrap_err();
             assert_error(&e, TooManySlots, &words);
+            names_only(&e, "Pool<Item> capacity", capacity);
             let e = level
                 .try_new_pool_with_shards::<u8>(capacity, 1)
                 .unwrap_err();
             assert_error(&e, TooManySlots, &words);
+            names_only(&e, "Pool<u8> capacity", capacity);
             let e = level.try_new_store::<Item>(8, capacity).unwrap_err();
-            assert_error(&e, TooManySlots, &words);
+            assert_error(&e, TooManySlots, &["16777216 versions", "\"level\""]);
+            names_only(&e, "Store<Item> max_versions", capacity);
         }
+        let e = level.try_new_pool::<u64>(usize::MAX).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "scope-stack: too many slots in scope \"level\": Pool<u64> capacity \
+             18446744073709551615 overflows its 24-bit slot index (at most 16777216 slots)"
+        );
         for capacity in [MAX_DENSE_POOL_CAPACITY + 1, usize::MAX] {
             let e = level.try_new_dense_pool::<Item>(capacity).unwrap_err();
             assert_error(&e, TooManySlots, &words);
+            names_only(&e, "DensePool<Item> capacity", capacity);
         }
         for objects in [MAX_STORE_OBJECTS + 1, usize::MAX] {
             let e = level.try_new_store::<Item>(objects, 8).unwrap_err();
-            let words = ["too many slots", "a store holds at most 4294967295 objects"];
+            let words = ["too many slots", "at most 4294967295 objects"];
             assert_error(&e, TooManySlots, &words);
             assert_error(&e, TooManySlots, &["in scope \"level\""]);
+            names_only(&e, "Store<Item> max_objects", objects);
         }
         let text = panics(|| level.new_pool::<Item>(MAX_POOL_CAPACITY + 1));
         assert!(text.contains("16777216 slots"), "{text}");
@@ -1356,4 +1391,85 @@ fn a_zero_capacity_pool_dense_pool_or_store_says_the_capacity_is_zero() {
         e.to_string(),
         "scope-stack: invalid capacity (must be greater than zero): asked for a block of 0 bytes"
     );
+}
+
+// ----- budgets larger than the parent's room -----
+
+/// A budget larger than the room the parent has left is clamped to that room when the
+/// scope opens, the same way for every kind of scope: a plain child, a child of a
+/// scratch scope, and a concurrent scope. `budget()` reports the clamped figure, and a
+/// request past it is refused by whatever really ends the room: the block (out of
+/// memory) or a budgeted parent (its budget exceeded, naming it), never the clamped
+/// scope.
+#[test]
+fn budgets_over_the_parents_room_are_clamped_for_every_scope_kind() {
+    let bytes = |n| Layout::from_size_align(n, 1).unwrap();
+    let ledger = Ledger::new();
+    let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    memory.scope("level", |level| {
+        let item = level.new_object(ledger.item());
+        level.alloc_raw(96, 1);
+        let room = level.remaining();
+        for asked in [room + 1, 1 << 40, usize::MAX] {
+            // A plain child: the block ends the room.
+            level.scope_with_budget("audio", asked, |audio| {
+                assert_eq!((audio.budget(), audio.remaining()), (Some(room), room));
+                let e = audio.try_alloc_raw(room + 1, 1).unwrap_err();
+                assert_error(&e, AllocErrorKind::OutOfMemory, &["in scope \"audio\""]);
+                assert_eq!((e.budget(), e.remaining()), (None, room));
+                audio.alloc_raw(room, 1);
+            });
+            // A concurrent child: the same.
+            level.scope_concurrent_with_budget("jobs", asked, |jobs| {
+                assert_eq!(jobs.budget(), Some(room));
+                let e = jobs.try_alloc_layout(bytes(room + 1)).unwrap_err();
+                assert_error(&e, AllocErrorKind::OutOfMemory, &["in scope \"jobs\""]);
+                assert_eq!(e.budget(), None);
+                let report = jobs.report();
+                let mine = report.scopes.iter().find(|s| s.name == "jobs").unwrap();
+                assert_eq!(mine.budget, Some(room));
+                assert_eq!(mine.concurrent.as_ref().unwrap().region_bytes, room);
+            });
+            // Inside a budgeted parent: the parent's budget ends the room, and the
+            // error names the parent, not the clamped child.
+            level.scope_with_budget("sound", 512, |sound| {
+                sound.scope_with_budget("voice", asked, |voice| {
+                    assert_eq!(voice.budget(), Some(512));
+                    let e = voice.try_alloc_raw(513, 1).unwrap_err();
+                    let words = ["\"sound\" (budget 512 bytes)", "513 bytes"];
+                    assert_error(&e, AllocErrorKind::BudgetExceeded, &words);
+                    assert_eq!(e.budget(), Some(512));
+                });
+                sound.scope_concurrent_with_budget("mix", asked, |mix| {
+                    assert_eq!(mix.budget(), Some(512));
+                    let e = mix.try_alloc_layout(bytes(513)).unwrap_err();
+                    let words = ["\"sound\" (budget 512 bytes)", "513 bytes"];
+                    assert_error(&e, AllocErrorKind::BudgetExceeded, &words);
+                });
+            });
+            // A scratch scope's child: the arena ends the room.
+            scope_stack::scratch(|s| {
+                let room = s.remaining();
+                s.scope_with_budget("tmp", asked.max(room + 1), |tmp| {
+                    assert_eq!(tmp.budget(), Some(room));
+                    let e = tmp.try_alloc_raw(room + 1, 1).unwrap_err();
+                    assert_error(&e, AllocErrorKind::OutOfMemory, &["\"tmp\""]);
+                });
+            });
+        }
+        // A budget within the room still binds, and is named.
+        level.scope_concurrent_with_budget("jobs", room - 1, |jobs| {
+            assert_eq!(jobs.budget(), Some(room - 1));
+            let e = jobs.try_alloc_layout(bytes(room)).unwrap_err();
+            assert_error(&e, AllocErrorKind::BudgetExceeded, &["\"jobs\""]);
+        });
+        level.scope_with_budget("audio", room - 1, |audio| {
+            let e = audio.try_alloc_raw(room, 1).unwrap_err();
+            assert_error(&e, AllocErrorKind::BudgetExceeded, &["\"audio\""]);
+        });
+        assert_eq!(level.remaining(), room, "the parent's room is untouched");
+        assert_eq!(item.id, 0);
+        assert_scope_usable(level);
+    });
+    ledger.assert_each_dropped_once();
 }

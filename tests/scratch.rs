@@ -311,3 +311,81 @@ fn scratch_pads_serve_every_thread_and_report_per_thread() {
         .stats()
         .all(|s| s.high_water_mark == 0 && s.peak >= 200));
 }
+
+/// Bytes `scratch()` can place on this thread right now, and its error if it cannot
+/// place `want` bytes.
+fn nested_scratch(want: usize) -> Result<usize, scope_stack::AllocError> {
+    scratch(|t| t.try_alloc_raw(want, 8).map(|_| want))
+}
+
+/// A concurrent scope opened inside `scratch()` with a budget leaves the rest of the
+/// arena, above its region, to the opening thread: a nested `scratch()` there, and the
+/// scope's own finalizers (which run on the opening thread), get it.
+#[test]
+fn a_budgeted_concurrent_scope_on_scratch_leaves_the_arena_above_it_to_its_opener() {
+    const ARENA: usize = 1 << 20;
+    const BUDGET: usize = 128 << 10;
+    let in_finalizer = Arc::new(Mutex::new(None));
+    std::thread::spawn({
+        let in_finalizer = in_finalizer.clone();
+        move || {
+            scope_stack::scratch::set_capacity(ARENA).unwrap();
+            struct Probe(Arc<Mutex<Option<Result<usize, scope_stack::AllocError>>>>);
+            impl Drop for Probe {
+                fn drop(&mut self) {
+                    *self.0.lock().unwrap() = Some(nested_scratch(512 << 10));
+                }
+            }
+            scratch(|s| {
+                s.scope_concurrent_with_budget("on-scratch", BUDGET, |jobs| {
+                    jobs.new_object(Probe(in_finalizer));
+                    std::thread::scope(|t| {
+                        t.spawn(|| *jobs.new_pod(1u64));
+                    });
+                    // About 900 KiB of the arena lie above the region.
+                    let got = nested_scratch(800 << 10).unwrap();
+                    assert_eq!(got, 800 << 10);
+                    let free = scratch(|t| t.remaining());
+                    assert!(free >= ARENA - BUDGET - 4096, "{free}");
+                    // Past the arena's end the error is the arena's, not the budget's.
+                    let e = nested_scratch(free + 1).unwrap_err();
+                    assert_eq!(e.kind(), AllocErrorKind::OutOfMemory, "{e}");
+                    assert_eq!(e.scope_name(), "scratch");
+                    // The region itself still ends at the budget.
+                    let e = jobs.try_alloc_slice_copy(&vec![0u8; BUDGET]).unwrap_err();
+                    assert_eq!(e.kind(), AllocErrorKind::BudgetExceeded, "{e}");
+                    assert_eq!(e.scope_name(), "on-scratch");
+                });
+            });
+        }
+    })
+    .join()
+    .unwrap();
+    let got = in_finalizer.lock().unwrap().take().unwrap();
+    assert_eq!(
+        got.unwrap(),
+        512 << 10,
+        "a finalizer's scratch got the arena above"
+    );
+}
+
+/// Without a budget the region takes the rest of the arena, so nested scratch gets
+/// nothing, and the error names the concurrent scope as the one that holds the arena.
+#[test]
+fn an_unbudgeted_concurrent_scope_on_scratch_is_named_when_nested_scratch_is_full() {
+    std::thread::spawn(|| {
+        scratch(|s| {
+            s.scope_concurrent("on-scratch", |jobs| {
+                jobs.new_pod(1u64);
+                let e = nested_scratch(64).unwrap_err();
+                assert_eq!(e.kind(), AllocErrorKind::OutOfMemory, "{e}");
+                assert_eq!(e.scope_name(), "scratch");
+                let (holder, _) = e.largest_scope().expect("a holder is named");
+                assert_eq!(holder, "on-scratch", "{e}");
+                assert!(e.to_string().contains("\"on-scratch\""), "{e}");
+            });
+        });
+    })
+    .join()
+    .unwrap();
+}

@@ -60,11 +60,17 @@ fn scene(capacity: usize, frame_bytes: usize, concurrent: bool) -> MemoryMap {
             level.new_object(String::from("level name"));
             if concurrent {
                 level.scope_concurrent("loading", |loading| {
+                    // All three live at once, so each has a thread index (and chunk) of
+                    // its own.
+                    let all_started = std::sync::Barrier::new(3);
                     std::thread::scope(|t| {
                         for _ in 0..3 {
                             t.spawn(|| {
+                                all_started.wait();
                                 loading.alloc_slice_fill_with(2000, |i| i as u32);
                                 loading.new_object(String::from("mesh"));
+                                loading.alloc_str("mesh name");
+                                all_started.wait();
                             });
                         }
                     });
@@ -158,8 +164,15 @@ fn assert_readable(map: &MemoryMap, name: &str) -> SvgLayout {
 
 /// Legend boxes start with a 16-unit swatch.
 fn legend(l: &SvgLabel) -> f64 {
-    let legend = ["scope", "pool", "store", "finalized object", "free"];
-    if legend.contains(&l.text.as_str()) && l.leader_to.is_none() {
+    let legend = [
+        "pool",
+        "store",
+        "finalized object",
+        "free",
+        "chunk (used part dark)",
+    ];
+    let entry = legend.contains(&l.text.as_str()) || l.text.starts_with("scope, depth ");
+    if entry && l.leader_to.is_none() {
         16.0
     } else {
         0.0
@@ -252,7 +265,99 @@ fn a_concurrent_scope_and_a_store_read_well() {
         rows.iter().any(|r| r.starts_with("    loading  ")),
         "{rows:?}"
     );
-    assert!(map.to_svg().contains("class=\"chunk\""));
+    let svg = map.to_svg();
+    assert!(svg.contains("class=\"chunk\""));
+    // Each chunk has a row naming its owner thread and its used bytes, as the text
+    // report has, and a filled part on the band as wide as its used share.
+    let report = map.scopes.last().unwrap().concurrent.as_ref().unwrap();
+    assert!(report.chunks.len() >= 3, "{report:?}");
+    for ch in &report.chunks {
+        let row = format!("chunk of thread {}: ", ch.thread);
+        assert!(
+            rows.iter().any(|r| r.trim_start().starts_with(&row)),
+            "{rows:?}"
+        );
+    }
+    let used_parts = svg.matches("class=\"chunk-used\"").count();
+    assert_eq!(used_parts, report.chunks.len());
+    let chunk_rows: Vec<_> = rows
+        .iter()
+        .filter(|r| r.contains("chunk of thread"))
+        .collect();
+    assert_eq!(chunk_rows.len(), report.chunks.len(), "{rows:?}");
+    assert!(
+        chunk_rows.iter().all(|r| r.contains(" used")),
+        "{chunk_rows:?}"
+    );
+    assert!(layout
+        .labels
+        .iter()
+        .any(|l| l.text == "chunk (used part dark)"));
+}
+
+/// The fill of every `<rect class="CLASS" ...>` of the picture.
+fn fills(svg: &str, class: &str) -> Vec<String> {
+    let key = format!("<rect class=\"{class}\"");
+    svg.match_indices(&key)
+        .map(|(at, _)| {
+            let rest = &svg[at..];
+            let rest = &rest[rest.find(" fill=\"").unwrap() + 7..];
+            rest[..rest.find('"').unwrap()].to_string()
+        })
+        .collect()
+}
+
+/// Red, green and blue of a `#rrggbb` colour.
+fn rgb(colour: &str) -> [i32; 3] {
+    let c = colour.trim_start_matches('#');
+    [0, 2, 4].map(|i| i32::from_str_radix(&c[i..i + 2], 16).unwrap())
+}
+
+#[test]
+fn the_legend_shows_each_scope_colour_drawn_and_they_are_distinguishable() {
+    let map = scene(512 * 1024, 1024, false);
+    let layout = assert_readable(&map, "legend");
+    let svg = map.to_svg();
+    let depths = map.scopes.iter().map(|s| s.depth).max().unwrap() + 1;
+    assert_eq!(depths, 4); // systems, level, frame, job
+                           // One legend entry per depth, and its swatch has the colour of that depth's scopes.
+    let entries: Vec<_> = layout
+        .labels
+        .iter()
+        .filter(|l| l.text.starts_with("scope, depth "))
+        .collect();
+    assert_eq!(entries.len(), depths as usize);
+    let drawn = fills(&svg, "scope");
+    assert_eq!(drawn.len(), map.scopes.len());
+    for (scope, fill) in map.scopes.iter().zip(&drawn) {
+        let entry = format!("scope, depth {}", scope.depth);
+        let text = svg
+            .find(&format!(">{entry}</text>"))
+            .expect("a legend entry");
+        // The swatch is the rect written just before the entry's text.
+        let swatch = &svg[svg[..text].rfind("<rect ").unwrap()..text];
+        assert!(
+            swatch.contains(&format!("fill=\"{fill}\"")),
+            "{entry}: {swatch}"
+        );
+    }
+    // Scope colours differ from each other, from the store's pale fill and from the
+    // free grey by a clear margin (sum of channel differences).
+    let store = "#fff3c4";
+    let free = "#e6e6e6";
+    let mut colours: Vec<&str> = drawn.iter().map(String::as_str).collect();
+    colours.dedup();
+    assert_eq!(colours.len(), depths as usize);
+    for (i, a) in colours.iter().enumerate() {
+        for b in colours[i + 1..].iter().chain([&store, &free]) {
+            let d: i32 = (0..3).map(|k| (rgb(a)[k] - rgb(b)[k]).abs()).sum();
+            assert!(d >= 90, "{a} and {b} are too close ({d})");
+        }
+    }
+    assert!(
+        !svg.contains("fill=\"#f3c77a\""),
+        "the old orange was close to the store"
+    );
 }
 
 #[test]

@@ -87,7 +87,7 @@ use crate::block::linear::LinearAllocator;
 use crate::block::reservation::SavedGaps;
 use crate::error::AllocErrorKind;
 use crate::scope::info::{Extras, ScopeInfo};
-use crate::scope::ScopeStack;
+use crate::scope::{NotThreadSafe, ScopeStack};
 
 pub use local::LocalScope;
 use region::{Region, Slot, SLOT_BYTES};
@@ -109,7 +109,8 @@ pub(crate) use shared::Inner;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ConcurrentConfig {
-    /// Bytes the scope may take from its parent (`None`: all the parent has left).
+    /// Bytes the scope may take from its parent (`None`: all the parent has left; a
+    /// budget above that is clamped to it).
     pub budget: Option<usize>,
     /// Bytes a thread claims at a time. Smaller when the region is small (see
     /// [`chunk_size`](Self::chunk_size)).
@@ -223,6 +224,13 @@ unsafe impl Sync for ConcurrentScope<'_> {}
 // SAFETY: as above; the scope holds nothing tied to the thread that opened it.
 unsafe impl Send for ConcurrentScope<'_> {}
 
+// SAFETY: these impls never apply: `*mut T` is never `Send` or `Sync` (see
+// `NotThreadSafe`), so a `LocalScope` stays on its thread, as its `PhantomData<*const
+// ()>` field would keep it. They make the compiler name `NotThreadSafe` in the error.
+unsafe impl<'a> Send for LocalScope<'a> where *mut NotThreadSafe<'a>: Send {}
+// SAFETY: as above.
+unsafe impl<'a> Sync for LocalScope<'a> where *mut NotThreadSafe<'a>: Sync {}
+
 impl<'env> ConcurrentScope<'env> {
     /// The name this scope was opened with.
     ///
@@ -280,7 +288,8 @@ impl<'env> ConcurrentScope<'env> {
         self.local().remaining()
     }
 
-    /// The budget the scope was opened with, if any.
+    /// The budget the scope was opened with, if any, clamped to the room its parent
+    /// had left (see [`ScopeStack::scope_concurrent_with_budget`]).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -311,8 +320,6 @@ struct Close<'a> {
     alloc: &'a LinearAllocator,
     cursor: &'a Cursor,
     inner: &'a Inner,
-    /// The cursor's limit before a budget lowered it.
-    saved_limit: Option<usize>,
     /// The parent's reservation bound, to restore.
     outer_reserved: SavedGaps,
     parent: Option<NonNull<ScopeInfo>>,
@@ -334,9 +341,6 @@ impl Drop for Close<'_> {
                 #[cfg(feature = "debug-fill")]
                 crate::block::debug_fill::released(c.cursor, c.inner.start);
                 c.alloc.rewind(c.cursor, c.inner.start);
-                if let Some(limit) = c.saved_limit {
-                    c.cursor.set_limit(limit);
-                }
                 c.alloc.set_innermost(c.parent);
             }
         }
@@ -408,6 +412,17 @@ impl<'p> ScopeStack<'p> {
     /// at most `bytes` long, and going over is an
     /// [`AllocErrorKind::BudgetExceeded`] error naming the scope and its budget.
     ///
+    /// A budget larger than the room this scope has left is clamped to that room, as
+    /// for [`scope_with_budget`](Self::scope_with_budget):
+    /// [`ConcurrentScope::budget`] reports the clamped figure, and running out is an
+    /// error of what really ends the room (the block, or an outer budget).
+    ///
+    /// On a scratch arena ([`crate::scratch()`]) a budget also leaves the room above
+    /// the region to the opening thread: its nested `scratch()` calls, and the
+    /// scope's finalizers (which run on it), allocate there while the scope is open.
+    /// Without a budget the region takes the whole rest of the arena, and they get
+    /// nothing (an out-of-memory error that names this scope as the largest).
+    ///
     /// # Panics
     /// As [`scope_concurrent`](Self::scope_concurrent).
     ///
@@ -419,6 +434,10 @@ impl<'p> ScopeStack<'p> {
     ///         let err = jobs.try_alloc_slice_copy(&[0u8; 10_000]).unwrap_err();
     ///         assert_eq!(err.kind(), AllocErrorKind::BudgetExceeded);
     ///         assert!(err.to_string().contains("\"jobs\""));
+    ///     });
+    ///     let room = frame.remaining();
+    ///     frame.scope_concurrent_with_budget("all", usize::MAX, |all| {
+    ///         assert_eq!(all.budget(), Some(room)); // clamped to the parent's room
     ///     });
     /// });
     /// ```
@@ -460,9 +479,23 @@ impl<'p> ScopeStack<'p> {
         }
         let start = cursor.cur();
         let limit = cursor.limit();
-        let cap = config.budget.map_or(limit, |b| start.saturating_add(b));
-        let budget_binds = cap < limit;
-        let end = cap.min(limit);
+        // A budget over the parent's room is clamped to it, as for every scope kind
+        // (see `ScopeStack::scope_with_budget`).
+        let room = limit - start;
+        let budget = config.budget.map(|b| b.min(room));
+        let budget_binds = config.budget.is_some_and(|b| b < room);
+        let end = match config.budget {
+            Some(b) if b < room => start + b,
+            _ => limit,
+        };
+        // Who sets the region's end when the budget does not: a budgeted parent (its
+        // name and budget go into errors), or the block.
+        let limit_by = if budget_binds {
+            None
+        } else {
+            self.binding_budget(limit)
+                .map(|(info, b)| (NonNull::from(info.name()), b))
+        };
         // The slot table: aligned to its slots, at most a quarter of the region.
         let table = ((start + (SLOT_BYTES - 1)) & !(SLOT_BYTES - 1)).min(end);
         let slot_count = config.threads.min((end - table) / (4 * SLOT_BYTES));
@@ -488,8 +521,9 @@ impl<'p> ScopeStack<'p> {
             chunk_size,
             large: chunk_size / 4,
             name: NonNull::from(name),
-            budget: config.budget,
+            budget,
             budget_binds,
+            limit_by,
             capacity: alloc.capacity(),
             start,
             block_start: start - alloc.offset_of(start),
@@ -502,25 +536,26 @@ impl<'p> ScopeStack<'p> {
             inner,
             _env: PhantomData,
         };
-        let extras = Extras::with_detail(config.budget, NonNull::from(&shared.inner).cast());
+        let extras = Extras::with_detail(budget, NonNull::from(&shared.inner).cast())
+            .clamped(config.budget.is_some_and(|b| b > room));
         let parent = alloc.innermost();
         let info = ScopeInfo::new(name, start, parent, Some(NonNull::from(&extras)));
         // A `Cell`: the record's `detail` already points at `shared.inner`.
         shared.inner.info.set(NonNull::from(&info));
         // The region is taken: the parent's cursor stands at its end (so a scope
-        // nested on this block later cannot overlap it), and the block's counters
-        // leave it out until the close counts its peak.
-        let saved_limit = budget_binds.then(|| {
-            cursor.set_limit(end);
-            limit
-        });
+        // nested on this block later, a scratch scope of this thread, starts above it),
+        // and the block's counters leave it out until the close counts its peak. The
+        // cursor's limit goes back to the parent's at once: the parent is borrowed and
+        // allocates nothing, so the room above a budgeted region is left to scopes
+        // nested on the block (this thread's scratch, this scope's finalizers).
+        cursor.set_limit(end);
         let outer_reserved = alloc.begin_reservation(cursor);
+        cursor.set_limit(limit);
         alloc.set_innermost(Some(NonNull::from(&info)));
         let _close = Close {
             alloc,
             cursor,
             inner: &shared.inner,
-            saved_limit,
             outer_reserved,
             parent,
         };

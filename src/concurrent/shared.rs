@@ -39,6 +39,9 @@ pub(crate) struct Inner {
     pub(crate) budget: Option<usize>,
     /// Whether the budget, not the block, set the region's end.
     pub(crate) budget_binds: bool,
+    /// When the budget does not bind: the budgeted parent scope whose budget set the
+    /// region's end (its name, which outlives the scope, and its budget), if any.
+    pub(crate) limit_by: Option<(NonNull<str>, usize)>,
     /// The block's capacity, for errors.
     pub(crate) capacity: usize,
     /// Where the scope began (its rewind point, before the slot table's alignment).
@@ -74,6 +77,21 @@ impl Inner {
         } else {
             AllocErrorKind::OutOfMemory
         };
+        if let (false, Some((name, budget))) = (self.budget_binds, self.limit_by) {
+            // A parent's budget ends the region: it is the scope that is full.
+            // SAFETY: the parent's name outlives the parent's scope call, which
+            // outlives this one.
+            let name = unsafe { name.as_ref() };
+            let err = AllocError::in_scope(
+                AllocErrorKind::BudgetExceeded,
+                size,
+                align,
+                remaining,
+                self.capacity,
+                name,
+            );
+            return err.with_budget(budget);
+        }
         let err = self.error(kind, size, align, remaining);
         match self.budget {
             Some(b) if self.budget_binds => err.with_budget(b),

@@ -74,7 +74,7 @@ impl<'s> ScopeStack<'s> {
             capacity,
             MAX_CAPACITY,
             size_of::<T>() + 12,
-            crate::error::ZeroCapacity::DensePool,
+            crate::error::Subject::dense_pool::<T>(capacity),
         )?;
         let slots = self.try_alloc_array_uninit::<Slot<T>>(capacity)?;
         // One more word after the roster: the high-water mark that reports read.

@@ -138,7 +138,7 @@ impl<'s> ScopeStack<'s> {
             capacity,
             MAX_POOL_CAPACITY,
             size_of::<T>() + 8,
-            crate::error::ZeroCapacity::Pool,
+            crate::error::Subject::pool::<T>(capacity),
         )?;
         if shards == 0 || shards > MAX_POOL_SHARDS {
             return Err(self.error(

@@ -42,6 +42,9 @@ const BAND_H: f64 = 60.0;
 const OVERVIEW_H: f64 = 20.0;
 /// Height of the lane of scale labels above the band.
 const AXIS_H: f64 = 16.0;
+/// How many scope colours the picture cycles through by depth (the legend shows one
+/// entry per depth up to this many).
+pub(super) const SCOPE_DEPTH_COLOURS: usize = 6;
 /// Least distance between two leader ends on the band.
 const LEADER_SEP: f64 = 3.0;
 /// A band zooms in when the used part of the block is under this fraction.
@@ -67,6 +70,8 @@ pub(super) enum Role {
 pub(super) enum RowKind {
     Scope,
     Pool,
+    /// A chunk of a concurrent scope: its owner thread and used bytes.
+    Chunk,
     AllocationPoint,
     HighWater,
 }
@@ -74,7 +79,10 @@ pub(super) enum RowKind {
 /// A legend swatch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Swatch {
-    Scope,
+    /// A scope of this depth (the band colours scopes by depth).
+    Scope(u8),
+    /// A concurrent scope's chunk: the used part filled, the rest left light.
+    Chunk,
     Pool,
     Store,
     Finalizer,
@@ -240,6 +248,25 @@ impl MemoryMap {
                 kind: RowKind::Scope,
                 range: (s.start, s.start.saturating_add(s.own_bytes)),
             });
+            if let Some(c) = &s.concurrent {
+                // One row per chunk, as the text report has, in the order they lie on
+                // the band (so their leaders do not cross).
+                let mut chunks: Vec<_> = c.chunks.iter().collect();
+                chunks.sort_by_key(|ch| ch.offset);
+                for ch in chunks {
+                    rows.push(Row {
+                        text: alloc::format!(
+                            "{}chunk of thread {}: {} of {} used",
+                            indent(depth + 1),
+                            ch.thread,
+                            Bytes(ch.used),
+                            Bytes(ch.bytes)
+                        ),
+                        kind: RowKind::Chunk,
+                        range: (ch.offset, ch.offset.saturating_add(ch.bytes)),
+                    });
+                }
+            }
             for (p, level) in s.pool_tree() {
                 let text = alloc::format!(
                     "{}{}<{}> {}/{}, {}",
@@ -441,20 +468,27 @@ impl MemoryMap {
         let width = (x1 + RIGHT).max(MARGIN + text_width(&labels[0].text, TITLE_FONT) + MARGIN);
         y += 8.0;
         let mut x = MARGIN;
-        for (text, swatch) in [
-            ("scope", Swatch::Scope),
-            ("pool", Swatch::Pool),
-            ("store", Swatch::Store),
-            ("finalized object", Swatch::Finalizer),
-            ("free", Swatch::Free),
-        ] {
-            let mut l = label(
-                String::from(text),
-                x,
-                y,
-                ROW_FONT - 1.0,
-                Role::Legend(swatch),
-            );
+        // One scope entry per depth drawn, in the colour the band uses for it.
+        let depths = self
+            .scopes
+            .iter()
+            .map(|s| s.depth)
+            .max()
+            .map_or(0, |d| d + 1);
+        let mut entries: Vec<(String, Swatch)> = (0..depths.min(SCOPE_DEPTH_COLOURS as u32))
+            .map(|d| (alloc::format!("scope, depth {d}"), Swatch::Scope(d as u8)))
+            .collect();
+        if self.scopes.iter().any(|s| s.concurrent.is_some()) {
+            entries.push((String::from("chunk (used part dark)"), Swatch::Chunk));
+        }
+        entries.extend([
+            (String::from("pool"), Swatch::Pool),
+            (String::from("store"), Swatch::Store),
+            (String::from("finalized object"), Swatch::Finalizer),
+            (String::from("free"), Swatch::Free),
+        ]);
+        for (text, swatch) in entries {
+            let mut l = label(text, x, y, ROW_FONT - 1.0, Role::Legend(swatch));
             l.width += 16.0;
             if l.x + l.width > width - MARGIN {
                 y += ROW_STEP;

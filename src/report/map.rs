@@ -333,7 +333,7 @@ impl fmt::Display for MemoryMap {
                 }
                 writeln!(
                     f,
-                    "  {}{} threads, {} chunks, {} of {} claimed, {} direct",
+                    "  {}{} slots, {} chunks, {} of {} claimed, {} direct",
                     clabel,
                     c.threads,
                     Bytes(c.chunk_size),

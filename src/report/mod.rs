@@ -198,7 +198,11 @@ impl ConcurrentScope<'_> {
     /// A snapshot of the block as this scope sees it: this scope with its chunks, and
     /// every scope it is nested in. Any thread may take one while workers allocate; the
     /// figures may trail allocations still in flight. Scopes opened above this one on
-    /// the same block (a scratch scope of the opening thread) are not listed.
+    /// the same block are not listed: a scratch scope of the opening thread, nested
+    /// while a budgeted scope on a scratch arena is open, lies above the region (see
+    /// [`ScopeStack::scope_concurrent_with_budget`](crate::ScopeStack::scope_concurrent_with_budget);
+    /// an unbudgeted region leaves it no room) and shows in that thread's own
+    /// [`ScopeStack::report`](crate::ScopeStack::report).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;

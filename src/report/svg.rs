@@ -10,15 +10,23 @@
 use alloc::string::String;
 use core::fmt::Write as _;
 
-use super::layout::{Band, Role, RowKind, SvgLabel, SvgLayout, Swatch, CHAR_WIDTH, FONT_FAMILY};
+use super::layout::{
+    Band, Role, RowKind, SvgLabel, SvgLayout, Swatch, CHAR_WIDTH, FONT_FAMILY, SCOPE_DEPTH_COLOURS,
+};
 use super::map::{MemoryMap, ScopeReport};
 
-/// Fill colours for scopes by depth (cycled).
-const SCOPE_COLOURS: [&str; 6] = [
-    "#8fb8de", "#9fd39a", "#f3c77a", "#e8a0bf", "#b9a7e0", "#8ed3cf",
+/// Fill colours for scopes by depth (cycled): mid-tone blue, green, pink, violet, teal
+/// and amber, none of them near the store's pale yellow or the free grey, and the
+/// first four well apart from each other. The legend shows one entry per depth drawn.
+const SCOPE_COLOURS: [&str; SCOPE_DEPTH_COLOURS] = [
+    "#7fb0e0", "#8fd18a", "#f08fb8", "#a07cd0", "#4fc0a8", "#e8a040",
 ];
 const FREE: &str = "#e6e6e6";
+/// A store: pale yellow with a dark golden outline.
 const STORE: &str = "#fff3c4";
+const STORE_EDGE: &str = "#9a7b00";
+/// A chunk's used part (over the scope's colour).
+const CHUNK_USED: &str = "#2c3e50";
 const RED: &str = "#c0392b";
 const GREY: &str = "#7f8c8d";
 
@@ -38,7 +46,11 @@ fn escape(text: &str) -> String {
 }
 
 fn colour(scope: &ScopeReport) -> &'static str {
-    SCOPE_COLOURS[scope.depth as usize % SCOPE_COLOURS.len()]
+    depth_colour(scope.depth as usize)
+}
+
+fn depth_colour(depth: usize) -> &'static str {
+    SCOPE_COLOURS[depth % SCOPE_COLOURS.len()]
 }
 
 /// Writes `label`'s text where the layout put it (baseline near the box's bottom).
@@ -176,15 +188,21 @@ impl MemoryMap {
                 for ch in &c.chunks {
                     let cx = band.x(ch.offset);
                     let cw = (band.x(ch.offset.saturating_add(ch.bytes)) - cx).max(0.5);
+                    // The used part dark, the tail light: the row in the label column
+                    // names the owner thread and the figures.
+                    let uw = (band.x(ch.offset.saturating_add(ch.used)) - cx).clamp(0.0, cw);
                     let _ = writeln!(
                         s,
                         "<rect class=\"chunk\" x=\"{cx:.2}\" y=\"{:.2}\" width=\"{cw:.2}\" \
-                         height=\"12\" fill=\"#ffffff\" fill-opacity=\"0.5\" stroke=\"#333\" \
-                         stroke-width=\"0.5\"><title>chunk of thread {}: {} of {} bytes used</title></rect>",
+                         height=\"12\" fill=\"#ffffff\" fill-opacity=\"0.6\" stroke=\"#333\" \
+                         stroke-width=\"0.5\"><title>chunk of thread {}: {} of {} bytes used</title></rect>\n\
+                         <rect class=\"chunk-used\" x=\"{cx:.2}\" y=\"{:.2}\" width=\"{uw:.2}\" \
+                         height=\"12\" fill=\"{CHUNK_USED}\" fill-opacity=\"0.7\"/>",
                         top + 3.0,
                         ch.thread,
                         ch.used,
-                        ch.bytes
+                        ch.bytes,
+                        top + 3.0,
                     );
                 }
             }
@@ -199,11 +217,15 @@ impl MemoryMap {
                         .and_then(|o| scope.pools.get(o))
                         .is_some_and(|o| core::ptr::eq(o, pool))
                 });
-                let fill = if owner { STORE } else { "url(#hatch)" };
+                let (fill, edge) = if owner {
+                    (STORE, STORE_EDGE)
+                } else {
+                    ("url(#hatch)", "#333")
+                };
                 let _ = writeln!(
                     s,
                     "<rect class=\"pool\" x=\"{px:.2}\" y=\"{py:.2}\" width=\"{pw:.2}\" \
-                     height=\"{:.2}\" fill=\"{fill}\" stroke=\"#333\"><title>{}&lt;{}&gt; \
+                     height=\"{:.2}\" fill=\"{fill}\" stroke=\"{edge}\"><title>{}&lt;{}&gt; \
                      {}/{} live, high-water {}{}</title></rect>",
                     bottom - py,
                     pool.kind,
@@ -271,6 +293,7 @@ impl MemoryMap {
             Role::Row(kind) => {
                 let colour = match kind {
                     RowKind::Scope | RowKind::Pool => "#222",
+                    RowKind::Chunk => "#444",
                     RowKind::AllocationPoint => RED,
                     RowKind::HighWater => GREY,
                 };
@@ -288,10 +311,18 @@ impl MemoryMap {
             Role::Legend(swatch) => {
                 let (x, y) = (l.x, l.y + 1.0);
                 let _ = match swatch {
-                    Swatch::Scope => writeln!(
+                    Swatch::Scope(depth) => writeln!(
                         s,
-                        "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"12\" height=\"12\" fill=\"{}\"/>",
-                        SCOPE_COLOURS[0]
+                        "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"12\" height=\"12\" fill=\"{}\" \
+                         stroke=\"#333\" stroke-width=\"0.5\"/>",
+                        depth_colour(depth as usize)
+                    ),
+                    Swatch::Chunk => writeln!(
+                        s,
+                        "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"12\" height=\"12\" fill=\"#ffffff\" \
+                         stroke=\"#333\" stroke-width=\"0.5\"/>\n\
+                         <rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"7\" height=\"12\" \
+                         fill=\"{CHUNK_USED}\" fill-opacity=\"0.7\"/>"
                     ),
                     Swatch::Pool => writeln!(
                         s,
@@ -301,7 +332,7 @@ impl MemoryMap {
                     Swatch::Store => writeln!(
                         s,
                         "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"12\" height=\"12\" \
-                         fill=\"{STORE}\" stroke=\"#333\"/>"
+                         fill=\"{STORE}\" stroke=\"{STORE_EDGE}\"/>"
                     ),
                     Swatch::Finalizer => writeln!(
                         s,

@@ -46,8 +46,13 @@ pub(crate) struct ScopeInfo {
 /// A budgeted scope keeps it in the frame of its scope call; a scope without a budget
 /// carves it from its own memory when its first pool registers.
 pub(crate) struct Extras {
-    /// The byte budget given by `scope_with_budget`, if any.
-    budget: Option<usize>,
+    /// The byte budget given by `scope_with_budget` (clamped to the room the parent
+    /// had left when the scope opened, so never `usize::MAX`), or `usize::MAX` for
+    /// none: a plain word keeps the record as small as it was before `clamped`.
+    budget: usize,
+    /// Whether the budget asked for was more than the parent's room and was clamped:
+    /// then the parent's limit, not this budget, is what binds.
+    clamped: bool,
     /// Pools carved from this scope, newest first (for reports).
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pools: Cell<Option<NonNull<PoolLink>>>,
@@ -62,17 +67,26 @@ impl Extras {
     #[inline]
     pub(crate) fn new(budget: Option<usize>) -> Extras {
         Extras {
-            budget,
+            budget: budget.unwrap_or(usize::MAX),
+            clamped: false,
             pools: Cell::new(None),
             detail: None,
         }
+    }
+
+    /// Marks the budget as clamped to the parent's room (see [`Extras::clamped`]).
+    #[inline]
+    pub(crate) fn clamped(mut self, clamped: bool) -> Extras {
+        self.clamped = clamped;
+        self
     }
 
     /// Extras of a concurrent scope, pointing at its shared state (which must outlive
     /// the record).
     pub(crate) fn with_detail(budget: Option<usize>, detail: NonNull<()>) -> Extras {
         Extras {
-            budget,
+            budget: budget.unwrap_or(usize::MAX),
+            clamped: false,
             pools: Cell::new(None),
             detail: Some(detail),
         }
@@ -124,11 +138,20 @@ impl ScopeInfo {
     /// The byte budget given by `scope_with_budget`, if any.
     #[inline]
     pub(crate) fn budget(&self) -> Option<usize> {
-        self.extras().and_then(|e| e.budget)
+        self.extras()
+            .and_then(|e| (e.budget != usize::MAX).then_some(e.budget))
+    }
+
+    /// The budget that sets this scope's limit itself: `None` when it has no budget,
+    /// or its budget was clamped to the parent's room (the parent's limit binds).
+    #[inline]
+    pub(crate) fn own_budget_binding(&self) -> Option<usize> {
+        self.extras()
+            .filter(|e| !e.clamped)
+            .and_then(|e| (e.budget != usize::MAX).then_some(e.budget))
     }
 
     /// A concurrent scope's shared state (see [`Extras::with_detail`]).
-    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) fn detail(&self) -> Option<NonNull<()>> {
         self.extras().and_then(|e| e.detail)
     }

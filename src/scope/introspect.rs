@@ -122,8 +122,8 @@ impl<'s> ScopeStack<'s> {
     }
 
     /// The byte budget this scope was opened with
-    /// ([`scope_with_budget`](Self::scope_with_budget)), or `None` for a scope opened
-    /// without one. A scope nested inside a budgeted one reports `None` here but is still
+    /// ([`scope_with_budget`](Self::scope_with_budget)), clamped to the room its parent
+    /// had left, or `None` for a scope opened without one. A scope nested inside a budgeted one reports `None` here but is still
     /// held to the outer budget; [`remaining`](Self::remaining) shows the room that
     /// actually applies.
     ///

@@ -31,12 +31,14 @@ mod alloc_api;
 pub(crate) mod finalizer;
 pub(crate) mod info;
 mod introspect;
+mod not_thread_safe;
 pub(crate) mod place;
 mod raw;
 mod slices;
 mod surface;
 mod text;
 mod values;
+pub use not_thread_safe::NotThreadSafe;
 
 use crate::block::cursor::Cursor;
 use crate::block::linear::LinearAllocator;
@@ -196,6 +198,15 @@ pub struct ScopeStack<'s> {
     _invariant: PhantomData<fn(&'s ()) -> &'s ()>,
 }
 
+// SAFETY: this impl never applies: `*mut T` is never `Send` (the standard library
+// implements `!Send` for every raw pointer, and no other crate may implement `Send`
+// for one), so `ScopeStack` is not `Send`, as its fields would make it without the
+// impl. It exists so that the compiler reports the unmet bound, which names
+// `NotThreadSafe`, instead of each private field.
+unsafe impl<'s> Send for ScopeStack<'s> where *mut NotThreadSafe<'s>: Send {}
+// SAFETY: as above, for `Sync`: `*mut T` is never `Sync`, so this impl never applies.
+unsafe impl<'s> Sync for ScopeStack<'s> where *mut NotThreadSafe<'s>: Sync {}
+
 /// The handle a scope's closure receives: a [`ScopeStack`] plus a marker lifetime.
 ///
 /// It derefs to [`ScopeStack<'s>`](ScopeStack), which has all the methods; pass it to
@@ -336,17 +347,19 @@ pub(crate) fn run_scope<'env, R>(
     let parent = alloc.innermost();
     // A budgeted scope keeps its extras here; the others write no word for them.
     let mut extras = MaybeUninit::<Extras>::uninit();
-    let extras_ptr = budget.map(|b| NonNull::from(&*extras.write(Extras::new(Some(b)))));
-    let info = ScopeInfo::new(name, start, parent, extras_ptr);
     let mut saved_limit = None;
-    if let Some(budget) = budget {
-        let cap = start.saturating_add(budget);
+    let extras_ptr = budget.map(|asked| {
+        // A budget over the parent's room is clamped to it (see `scope_with_budget`).
         let limit = cursor.limit();
-        if cap < limit {
+        let room = limit.saturating_sub(start);
+        if asked < room {
             saved_limit = Some(limit);
-            cursor.set_limit(cap);
+            cursor.set_limit(start + asked);
         }
-    }
+        let e = Extras::new(Some(asked.min(room))).clamped(asked > room);
+        NonNull::from(&*extras.write(e))
+    });
+    let info = ScopeInfo::new(name, start, parent, extras_ptr);
     alloc.set_innermost(Some(NonNull::from(&info)));
     let mut close = CloseScope {
         alloc,
@@ -375,6 +388,14 @@ impl<'s> ScopeStack<'s> {
     /// [`AllocErrorKind::BudgetExceeded`] error naming the scope and its budget, even
     /// when the block still has room. Otherwise like [`scope`](Self::scope).
     ///
+    /// A budget larger than the room this scope has left (the block's, or an outer
+    /// budget's) is clamped to that room when the child opens, for every kind of scope
+    /// (this one, [`scope_concurrent_with_budget`](Self::scope_concurrent_with_budget),
+    /// a child of a scratch scope): [`budget`](Self::budget) reports the clamped
+    /// figure, and a request past it is refused by what really ends the room, an
+    /// out-of-memory error or the outer budget's [`AllocErrorKind::BudgetExceeded`]
+    /// naming the outer scope. `usize::MAX` therefore means "all the room there is".
+    ///
     /// ```
     /// # use scope_stack::{AllocErrorKind, LinearAllocator};
     /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
@@ -386,6 +407,10 @@ impl<'s> ScopeStack<'s> {
     ///         assert!(err.to_string().contains("\"audio\" (budget 1024 bytes)"));
     ///     });
     ///     systems.alloc_raw(10_000, 1); // the parent is not limited
+    ///     let room = systems.remaining();
+    ///     systems.scope_with_budget("all", usize::MAX, |all| {
+    ///         assert_eq!(all.budget(), Some(room)); // clamped to the parent's room
+    ///     });
     /// });
     /// ```
     pub fn scope_with_budget<'env, R>(
@@ -427,24 +452,28 @@ impl<'s> ScopeStack<'s> {
         run_scope(self.alloc(), self.cursor, name, None, f)
     }
 
-    /// Checks a pool's slot count: not 0 and at most `max` (the index width). `per_slot`
-    /// is the pool's bytes per slot, for the error's size.
+    /// Checks a pool's slot count: not 0, at most `max` (the index width), and small
+    /// enough that `per_slot` bytes for each slot fit in `isize`. Errors name `subject`.
     pub(crate) fn check_pool_capacity<T>(
         &self,
         capacity: usize,
         max: usize,
         per_slot: usize,
-        zero: crate::error::ZeroCapacity,
+        subject: crate::error::Subject,
     ) -> Result<(), AllocError> {
-        if capacity == 0 {
-            let e = self.error(AllocErrorKind::InvalidCapacity, 0, align_of::<T>());
-            return Err(e.with_zero_capacity(zero));
-        }
-        if capacity > max {
-            let bytes = capacity.saturating_mul(per_slot);
-            return Err(self.error(AllocErrorKind::TooManySlots, bytes, align_of::<T>()));
-        }
-        Ok(())
+        let bytes = capacity.saturating_mul(per_slot);
+        let kind = if capacity == 0 {
+            AllocErrorKind::InvalidCapacity
+        } else if capacity > max {
+            AllocErrorKind::TooManySlots
+        } else if bytes > isize::MAX as usize {
+            AllocErrorKind::CapacityOverflow
+        } else {
+            return Ok(());
+        };
+        Err(self
+            .error(kind, bytes, align_of::<T>())
+            .with_subject(subject))
     }
 
     /// Carves uninitialised room for `len` `E`s (a pool's side table or slot array).
@@ -513,30 +542,59 @@ impl<'s> ScopeStack<'s> {
         let fits_block = aligned <= end && size <= end - aligned;
         if fits_block {
             // A budget binds: name the budgeted scope that set the limit.
-            let mut at = Some(self.info);
-            while let Some(info) = at {
-                if let Some(budget) = info.budget() {
-                    if info.start.saturating_add(budget) == limit {
-                        return AllocError::in_scope(
-                            AllocErrorKind::BudgetExceeded,
-                            size,
-                            align,
-                            limit.saturating_sub(cur),
-                            self.alloc().capacity(),
-                            info.name(),
-                        )
-                        .with_budget(budget);
-                    }
-                }
-                // SAFETY: parents of a live scope are live (`crate::scope::info` invariant).
-                at = info.parent.map(|p| unsafe { &*p.as_ptr() });
+            if let Some((info, budget)) = self.binding_budget(limit) {
+                return AllocError::in_scope(
+                    AllocErrorKind::BudgetExceeded,
+                    size,
+                    align,
+                    limit.saturating_sub(cur),
+                    self.alloc().capacity(),
+                    info.name(),
+                )
+                .with_budget(budget);
             }
         }
         let err = self.error(AllocErrorKind::OutOfMemory, size, align);
-        match self.alloc().largest_scope() {
+        match self.largest_holder() {
             Some((name, bytes)) if bytes > 0 => err.with_holder(name, bytes),
             _ => err,
         }
+    }
+
+    /// The live scope on this block that holds the most bytes, for out-of-memory
+    /// errors. Statistics leave a live concurrent scope's unclaimed region out (rule
+    /// 9), but nothing else can use it while the scope is open, so here it counts as
+    /// held by that scope: an arena taken by a concurrent scope names it.
+    fn largest_holder(&self) -> Option<(&str, usize)> {
+        let mut best = self.alloc().largest_scope();
+        let mut upper = self.cursor.cur();
+        let mut at = Some(self.info);
+        while let Some(info) = at {
+            let held = upper.saturating_sub(info.start);
+            if info.detail().is_some() && best.is_none_or(|(_, b)| held > b) {
+                best = Some((info.name(), held));
+            }
+            upper = info.start;
+            // SAFETY: parents of a live scope are live (`crate::scope::info` invariant).
+            at = info.parent.map(|p| unsafe { &*p.as_ptr() });
+        }
+        best
+    }
+
+    /// The innermost budgeted scope, this one or a parent, whose own budget set the
+    /// limit `limit` (a clamped budget never does), and that budget.
+    pub(crate) fn binding_budget(&self, limit: usize) -> Option<(&'s ScopeInfo, usize)> {
+        let mut at = Some(self.info);
+        while let Some(info) = at {
+            if let Some(budget) = info.own_budget_binding() {
+                if info.start.saturating_add(budget) == limit {
+                    return Some((info, budget));
+                }
+            }
+            // SAFETY: parents of a live scope are live (`crate::scope::info` invariant).
+            at = info.parent.map(|p| unsafe { &*p.as_ptr() });
+        }
+        None
     }
 
     /// The block, through the cursor (the handle keeps no pointer of its own to it).

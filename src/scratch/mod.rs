@@ -18,8 +18,11 @@
 //!   built once and reused; [`set_capacity`] rebuilds them only when asked to.
 //! - Arenas belong to their thread while it runs; scopes on them are neither `Send`
 //!   nor `Sync`. When the thread exits, its pair goes to a spare list (see `spare`)
-//!   that the next thread takes it from, so threads spawned every frame reserve no new
-//!   scratch memory once the list holds a pair for each of them.
+//!   that the next thread takes it from. The list counts the pairs still on their way
+//!   back from exiting threads, and a new thread waits for one of those rather than
+//!   reserve a pair, so threads spawned every frame reserve no new scratch memory once
+//!   the program has reached its peak of threads using scratch at once, even when a
+//!   thread hands its pair back after the frame's join has returned.
 //! - Scratch works in a thread-local destructor too: once this thread's arenas are
 //!   gone, a call borrows a pair for its own duration.
 //!
@@ -158,17 +161,24 @@ fn with_arenas<R>(g: impl FnOnce(&[LinearAllocator; 2]) -> R) -> R {
     }
 }
 
-/// Takes a pair from the spare list, or builds one.
-fn take_or_build() -> [LinearAllocator; 2] {
+/// Takes a pair from the spare list (waiting for one on its way back, see `spare`), or
+/// builds one.
+fn take_or_build() -> Arenas {
     let capacity = spare::default_capacity();
-    spare::take(capacity).unwrap_or_else(|| build(capacity).unwrap_or_else(|e| panic!("{e}")))
+    let pair = spare::take(capacity).unwrap_or_else(|| {
+        build(capacity).unwrap_or_else(|e| {
+            spare::not_built();
+            panic!("{e}")
+        })
+    });
+    Arenas::taken(pair)
 }
 
 /// Gives this thread its arenas (first use only).
 #[cold]
 #[inline(never)]
 fn init(cell: &RefCell<Option<Arenas>>) {
-    *cell.borrow_mut() = Some(Arenas::new(take_or_build()));
+    *cell.borrow_mut() = Some(take_or_build());
 }
 
 /// Runs `g` on a pair borrowed for this call alone: the thread's own arenas are gone.
@@ -176,7 +186,7 @@ fn init(cell: &RefCell<Option<Arenas>>) {
 #[inline(never)]
 fn borrowed<R>(g: impl FnOnce(&[LinearAllocator; 2]) -> R) -> R {
     // Dropped after `g`, even if it panics: the pair goes back to the spare list.
-    let arenas = Arenas::new(take_or_build());
+    let arenas = take_or_build();
     g(arenas.get())
 }
 

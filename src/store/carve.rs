@@ -13,7 +13,7 @@ use core::sync::atomic::AtomicPtr;
 #[cfg(loom)]
 use loom::sync::atomic::AtomicPtr;
 
-use crate::error::{AllocError, AllocErrorKind, ZeroCapacity};
+use crate::error::{AllocError, AllocErrorKind, Subject};
 use crate::pool::Pool;
 use crate::scope::info::{PoolLink, PoolSnapshot};
 use crate::scope::ScopeStack;
@@ -88,19 +88,27 @@ impl<'s> ScopeStack<'s> {
                 self.name(),
             )
         };
-        if max_objects == 0 || max_versions == 0 {
-            let zero = if max_objects == 0 {
-                ZeroCapacity::StoreObjects
+        if max_objects == 0 || max_objects > MAX_STORE_OBJECTS {
+            let kind = if max_objects == 0 {
+                AllocErrorKind::InvalidCapacity
             } else {
-                ZeroCapacity::StoreVersions
+                AllocErrorKind::TooManySlots
             };
-            return Err(error(AllocErrorKind::InvalidCapacity, 0).with_zero_capacity(zero));
+            return Err(error(kind, 0).with_subject(Subject::store_objects::<T>(max_objects)));
         }
-        if max_objects > MAX_STORE_OBJECTS {
-            return Err(error(AllocErrorKind::TooManySlots, usize::MAX));
-        }
+        // The versions pool checks its capacity; its errors name the store.
+        let versions_subject = Subject::store_versions::<T>(max_versions);
+        self.check_pool_capacity::<Version<T>>(
+            max_versions,
+            crate::limits::MAX_POOL_CAPACITY,
+            size_of::<Version<T>>() + 8,
+            versions_subject,
+        )?;
         let blocks = Table::blocks_for(max_objects);
-        let overflow = || error(AllocErrorKind::CapacityOverflow, usize::MAX);
+        let overflow = || {
+            error(AllocErrorKind::CapacityOverflow, usize::MAX)
+                .with_subject(Subject::store_objects::<T>(max_objects))
+        };
         let top_layout = Layout::array::<AtomicPtr<Block>>(blocks).map_err(|_| overflow())?;
         let block_layout = Layout::array::<Block>(blocks).map_err(|_| overflow())?;
 
