@@ -94,6 +94,7 @@ mod scope;
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub mod scratch;
+pub mod slots;
 pub mod store;
 mod sync;
 mod thread_index;
@@ -107,7 +108,10 @@ pub use limits::MAX_ALIGN;
 pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY, MAX_POOL_SHARDS};
 #[cfg(feature = "alloc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
-pub use report::{ChunkReport, ConcurrentReport, MemoryMap, PoolReport, ScopeReport};
+pub use report::{
+    ChunkReport, ConcurrentReport, MemoryMap, PoolReport, ScopeReport, SlotReport, SlotState,
+    SlotsReport,
+};
 #[cfg(feature = "alloc")]
 #[doc(hidden)]
 pub use report::{SvgLabel, SvgLayout};
@@ -115,6 +119,7 @@ pub use scope::{Scope, ScopeStack};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use scratch::{scratch, scratch_for, ScratchPads};
+pub use slots::{Loaded, LoadedKind, Plain, Shared, SlotError, SlotErrorKind, SlotRoot, Slots};
 pub use store::{Draft, Pinned, Store};
 
 /// Loom models only: makes the calling loom thread hold thread index `index` alone (a
