@@ -254,7 +254,9 @@ impl<'s> ScopeStack<'s> {
             unsafe {
                 let rec = records.as_ptr().add(i);
                 rec.write(Record::new(block));
-                let block = &(*rec).holder().block;
+                // A shared borrow of the one field, through the cell's raw pointer (as
+                // every later access is), so no access to another field invalidates it.
+                let block = &*core::ptr::addr_of!((*(*rec).holder_ptr()).block);
                 // The sub-block's scopes find their block through its root cursor.
                 block.root().set_owner(NonNull::from(block).cast());
             }

@@ -112,18 +112,6 @@ impl Record {
                 .is_ok()
     }
 
-    /// The holder's state.
-    ///
-    /// # Safety
-    /// The caller holds the slot (or owns the table before it is shared), and no other
-    /// reference from `holder` is live.
-    #[allow(clippy::mut_from_ref)]
-    #[inline]
-    pub(crate) unsafe fn holder(&self) -> &mut Holder {
-        // SAFETY: per the caller, this thread alone touches the holder now.
-        unsafe { &mut *self.holder.get() }
-    }
-
     /// The holder's name, as written by the open.
     ///
     /// # Safety
@@ -139,7 +127,9 @@ impl Record {
         }
     }
 
-    /// A raw pointer to the holder, for handles that must not assert uniqueness.
+    /// A raw pointer to the holder. Callers reach its fields one at a time through it
+    /// (never a `&mut Holder`), so the references lent out of one field stay valid
+    /// while another is written.
     #[inline]
     pub(crate) fn holder_ptr(&self) -> *mut Holder {
         self.holder.get()
