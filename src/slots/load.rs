@@ -19,6 +19,7 @@
 #![allow(clippy::result_large_err)]
 
 use core::alloc::Layout;
+use core::mem::size_of;
 use core::ptr::{self, NonNull};
 
 use crate::error::AllocError;
@@ -171,10 +172,13 @@ impl Slots {
             // SAFETY: the concurrent scope lives in the slot until it unloads.
             let top = unsafe { c.as_ref() }.scope.inner.region.top();
             let used = top - self.start_of(index);
-            rec.publish_use(used, used.max(block.high_water_mark()));
+            rec.publish_use(used, used);
             return;
         }
-        rec.publish_use(block.used(), block.high_water_mark());
+        // No reservation is live between calls, so the bump pointer is the use; the
+        // sub-block's own high-water mark is folded in when the slot unloads.
+        let used = block.root().cur() - self.start_of(index);
+        rec.publish_use(used, used);
     }
 
     /// Address where slot `index`'s sub-block begins.
@@ -191,7 +195,9 @@ impl Slots {
     pub(crate) unsafe fn open(&self, index: usize, name: &str) {
         let rec = self.record(index);
         let h: *mut Holder = rec.holder_ptr();
-        rec.loads.fetch_add(1, Ordering::Relaxed);
+        // Only the holder writes `loads`.
+        rec.loads
+            .store(rec.loads.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         // SAFETY: we hold the slot (caller), so nobody else touches the holder; every
         // reference lent by the previous holder is gone (its `Loaded` was dropped).
         // Fields are reached one at a time through the raw pointer.
@@ -199,9 +205,8 @@ impl Slots {
             let buf = &mut *ptr::addr_of_mut!((*h).name);
             let len = copy_name(buf, name);
             ptr::addr_of_mut!((*h).name_len).write(len);
+            rec.publish_name(&*ptr::addr_of!((*h).name), len);
             let name: &str = rec.holder_name();
-            debug_assert_eq!(name.len(), len);
-            rec.publish_name(name);
             let block = &*ptr::addr_of!((*h).block);
             let cursor = block.root();
             let info = ptr::addr_of_mut!((*h).info).cast::<ScopeInfo>();
@@ -333,6 +338,13 @@ unsafe fn drop_root<T>(p: NonNull<u8>) {
 /// drops it; if it does not fit, drops it (the scope is still open, so it may borrow
 /// from it) and returns the error.
 fn place_root<T>(handle: &ScopeStack<'_>, root: T) -> Result<(NonNull<u8>, DropRoot), AllocError> {
+    if size_of::<T>() == 0 {
+        // Nothing to place: any aligned address holds a zero-sized value.
+        let p = NonNull::<T>::dangling().cast::<u8>();
+        // SAFETY: a zero-sized write to an aligned, non-null address.
+        unsafe { p.cast::<T>().as_ptr().write(root) };
+        return Ok((p, drop_root::<T>));
+    }
     match handle.try_alloc_layout(Layout::new::<T>()) {
         Ok(p) => {
             // SAFETY: fresh room for a `T` in the slot's scope.

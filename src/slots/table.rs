@@ -135,33 +135,37 @@ impl Record {
         self.holder.get()
     }
 
-    /// Records the holder's name for reports and starts a new generation. Called by the
-    /// holder right after the claim.
-    pub(crate) fn publish_name(&self, name: &str) {
-        self.gen.fetch_add(1, Ordering::Relaxed);
-        let bytes = name.as_bytes();
-        let len = bytes.len().min(NAME_BYTES);
-        for (i, word) in self.name_words.iter().enumerate() {
+    /// Records the holder's name (`len` bytes of `name`) for reports and starts a new
+    /// generation. Called by the holder right after the claim.
+    pub(crate) fn publish_name(&self, name: &[u8; NAME_BYTES], len: usize) {
+        // Only the holder writes `gen` (module invariant): no read-modify-write needed.
+        let gen = self.gen.load(Ordering::Relaxed).wrapping_add(1);
+        self.gen.store(gen, Ordering::Relaxed);
+        // Whole words of the holder's buffer (bytes past `len` are never read).
+        for i in 0..len.div_ceil(8) {
             let mut w = [0u8; 8];
-            let from = (i * 8).min(len);
-            let to = (i * 8 + 8).min(len);
-            w[..to - from].copy_from_slice(&bytes[from..to]);
-            word.store(u64::from_le_bytes(w), Ordering::Relaxed);
+            w.copy_from_slice(&name[i * 8..i * 8 + 8]);
+            self.name_words[i].store(u64::from_le_bytes(w), Ordering::Relaxed);
         }
         // Release: a report that sees this length (acquire) sees the words.
         self.name_len.store(len, Ordering::Release);
     }
 
-    /// Publishes the slot's use and high-water mark for reports.
+    /// Publishes the slot's use and high-water mark for reports (holder only, so plain
+    /// loads and stores suffice).
+    #[inline]
     pub(crate) fn publish_use(&self, used: usize, high_water: usize) {
         self.used.store(used, Ordering::Relaxed);
-        self.high_water.fetch_max(high_water, Ordering::Relaxed);
+        if high_water > self.high_water.load(Ordering::Relaxed) {
+            self.high_water.store(high_water, Ordering::Relaxed);
+        }
     }
 
     /// Marks the slot free (the holder's last act on it). Release: the next holder
     /// sees the rewound sub-block.
     pub(crate) fn free(&self) {
-        self.gen.fetch_add(1, Ordering::Relaxed);
+        let gen = self.gen.load(Ordering::Relaxed).wrapping_add(1);
+        self.gen.store(gen, Ordering::Relaxed);
         self.state.store(FREE, Ordering::Release);
     }
 
