@@ -292,7 +292,7 @@ fn bump_parts(bumps: Vec<&mut Bump>, frame: usize, jobs: usize) -> Vec<Views> {
             let i = r.start + k;
             let mut s = bumpalo::collections::String::new_in(bump);
             let _ = write!(s, "enemy {i} hp {}", (frame + i) % 100);
-            &*s.into_bump_str()
+            s.into_bump_str()
         });
         // SAFETY: the strings live in the bump, which outlives the views (see
         // `BumpFrame`); `'static` only names that for the raw view's type.
@@ -346,7 +346,7 @@ fn run_herd(pool: &rayon::ThreadPool, jobs: usize, frames: usize) -> (Duration, 
                             let i = r.start + k;
                             let mut s = bumpalo::collections::String::new_in(bump);
                             let _ = write!(s, "enemy {i} hp {}", (n + i) % 100);
-                            &*s.into_bump_str()
+                            s.into_bump_str()
                         });
                         // Copy out before the member goes back to the herd.
                         let mut text = String::new();
