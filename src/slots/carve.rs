@@ -19,6 +19,7 @@ use super::table::Record;
 
 /// The `kind` of a `Slots`' record in its scope's list of pools (reports tell it apart
 /// by this).
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 pub(crate) const SLOTS_KIND: &str = "Slots";
 
 /// Sub-blocks start on their own cache line.
