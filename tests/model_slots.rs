@@ -106,13 +106,15 @@ impl Held<'_> {
 }
 
 const COUNT: usize = 3;
+/// Operations per case (fewer under Miri, which is slow).
+const MAX_OPS: usize = if cfg!(miri) { 16 } else { 60 };
 const EACH: usize = 8 << 10;
 
 proptest! {
     #![proptest_config(config())]
 
     #[test]
-    fn slots_follow_the_model(ops in proptest::collection::vec(op(), 1..60)) {
+    fn slots_follow_the_model(ops in proptest::collection::vec(op(), 1..MAX_OPS)) {
         let before = alive();
         let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
         memory.scope("game", |game| {

@@ -116,6 +116,21 @@
 //! - The root is dropped first, before the slot's finalizer chain runs, so its
 //!   destructor still sees every value it may borrow from the slot. A panicking `build`
 //!   runs what it placed and frees the slot; a panicking destructor skips no other.
+//!
+//! # Where this differs from the design sketch
+//!
+//! - A slot is a whole block of its own (a `LinearAllocator` over the sub-block, kept
+//!   in the table), not only a cursor: a block keeps its live-scope list, high-water
+//!   mark and reservations in `Cell`s, and a slot is built and dropped on other threads
+//!   while the parent's thread keeps using the parent block. With a block per slot,
+//!   nothing a slot does touches the parent's block; only the table's atomics are
+//!   shared, and a report of the parent reads those.
+//! - The root is not a record on the slot's finalizer chain: it is dropped first, by
+//!   itself. `with_mut` may place values after the root, and those would otherwise be
+//!   destroyed before a root whose destructor can read them.
+//! - A loaded slot's kind is a type parameter (`Loaded<'a, R, Plain>` by default,
+//!   `Loaded<'a, R, Shared>` from `load_concurrent`) rather than a sibling type, so
+//!   code that stores either can name one type.
 
 pub(crate) mod carve;
 mod error;
