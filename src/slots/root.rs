@@ -40,6 +40,8 @@ pub trait SlotRoot: 'static {
 /// Declares a unit struct that names a [`SlotRoot`] family:
 /// `slot_root!(pub struct LevelRoot = for<'s> Level<'s>);` is
 /// `pub struct LevelRoot; impl SlotRoot for LevelRoot { type Of<'s> = Level<'s>; }`.
+/// For a type with exactly one lifetime parameter, `slot_root!(pub struct LevelRoot =>
+/// Level);` says the same.
 ///
 /// ```
 /// use scope_stack::{slot_root, LinearAllocator};
@@ -49,6 +51,7 @@ pub trait SlotRoot: 'static {
 /// }
 /// slot_root!(pub struct FrameRoot = for<'s> Frame<'s>);
 /// slot_root!(struct CountRoot = for<'s> u64); // a root that borrows nothing
+/// slot_root!(struct ShortRoot => Frame); // the same as `= for<'s> Frame<'s>`
 ///
 /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
 /// memory.scope("renderer", |renderer| {
@@ -59,6 +62,9 @@ pub trait SlotRoot: 'static {
 ///     assert_eq!(frame.with(|f| f.draws.len()), 3);
 ///     let count = frames.load::<CountRoot>("count", |_| 7).unwrap();
 ///     assert_eq!(count.with(|n| *n), 7);
+///     drop(frame);
+///     let short = frames.load::<ShortRoot>("frame 2", |s| Frame { draws: s.alloc_slice_copy(&[4]) });
+///     assert_eq!(short.unwrap().with(|f| f.draws[0]), 4);
 /// });
 /// ```
 #[macro_export]
@@ -68,6 +74,13 @@ macro_rules! slot_root {
         $vis struct $name;
         impl $crate::slots::root::SlotRoot for $name {
             type Of<$lt> = $ty;
+        }
+    };
+    ($(#[$meta:meta])* $vis:vis struct $name:ident => $ty:ident $(;)?) => {
+        $(#[$meta])*
+        $vis struct $name;
+        impl $crate::slots::root::SlotRoot for $name {
+            type Of<'s> = $ty<'s>;
         }
     };
 }
