@@ -1,44 +1,31 @@
-//! The main job, end to end: an engine on one block of memory.
+//! The showcase: levels stream in and out of two slots while frames flow through a
+//! ring of three, all on one block of memory, with no global-heap allocation while
+//! frames run.
 //!
-//! - A systems scope holds what lives for the whole run.
-//! - A versioned store in the systems scope holds the world settings (gravity, wind);
-//!   each level load commits its own, and the workers read them lock-free every frame.
-//! - Each level loads into its own scope: level data plus entity, projectile and sound
-//!   pools sized for that level, and a dense roster of the props the level places
-//!   (some destructible: the level script breaks them and leaves debris).
-//! - The level's scene data is built by several loader threads at once, straight into a
-//!   concurrent scope: each decodes a sector of the map into a list of spawn points,
-//!   and the main thread gathers the lists into the level's table after the join.
-//! - Frames run on several worker threads that spawn and despawn objects in the pools,
-//!   each thread using a per-frame scratch scope for its temporaries. Each frame every
-//!   worker also writes the list of enemies it can see into the same concurrent scope;
-//!   the main thread reads every list after the workers are joined.
-//! - Unloading a level is leaving its scope: the pools' remaining objects are dropped and
-//!   the memory rewinds, so the next level (with different pool sizes) reuses it.
-//!
-//! It prints a progress line per batch of frames, the memory map after each load, and at
-//! the end frames per second, allocations per second, the share of the workers' frame
-//! time spent waiting for each other at the frame barrier, and how many global-heap
-//! allocations happened while frames ran (counted by the global allocator below; it
-//! must be 0).
-//!
-//! The pools get one shard per worker (plus one for the main thread), so each worker
-//! spawns into its own slots. Frames meet at a spin-then-sleep barrier: a `std` barrier
-//! (a mutex and a condition variable) costs more than a frame's work once a dozen
-//! threads meet at it twice per frame.
+//! - A `systems` scope carves two level slots and a ring of three frame slots.
+//! - Levels load on a loader thread: `load_concurrent_wait` opens a concurrent scope on
+//!   a free level slot, rayon jobs decode the level's tiles into it, and the finished
+//!   `Loaded` level is sent to the game thread. The game plays level A while B loads;
+//!   when B arrives it switches to B and drops A, whose slot rewinds in one step for
+//!   the next level. Four levels go round, so each slot is freed both before and after
+//!   the other one.
+//! - Every frame the game thread builds the frame's output in the ring with two rayon
+//!   jobs (2,000 draw commands and 200 labels), sends the `Loaded` frame to the render
+//!   thread, which reads it and drops it there. `load_concurrent_wait` blocks only when
+//!   all three frames are still in flight.
+//! - The memory map is printed during the first transition (both levels loaded); the
+//!   counting global allocator below shows that frames run without the global heap.
 //!
 //! ```text
-//! cargo run --release --example level_streaming -- --frames 600 --threads 2 --levels 3
+//! cargo run --release --example level_streaming -- --frames 2000 --jobs 2
 //! ```
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::time::{Duration, Instant};
 
-use crossbeam_utils::CachePadded;
-use scope_stack::store::Store;
-use scope_stack::{scratch, ConcurrentScope, DensePool, LinearAllocator, PoolBox};
+use scope_stack::{slot_root, ConcurrentScope, LinearAllocator, Loaded, Shared, Slots};
 
 // ----- counting the global heap -----
 
@@ -73,88 +60,161 @@ unsafe impl GlobalAlloc for CountingAllocator {
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
-// ----- the game objects -----
+// ----- levels -----
 
 #[derive(Clone, Copy)]
 struct Enemy {
-    position: [f32; 3],
-    health: u32,
+    position: [f32; 2],
+    velocity: [f32; 2],
 }
+
+/// A level, built in its slot by the loader's jobs.
+struct Level<'s> {
+    name: &'s str,
+    /// The decoded map.
+    tiles: &'s [u8],
+    /// Spawn points found in the map (one list per decode job).
+    spawns: &'s [&'s [u32]],
+    /// Moved every frame, in place.
+    enemies: &'s mut [Enemy],
+}
+slot_root!(struct LevelRoot = for<'s> Level<'s>);
+
+const LEVEL_NAMES: [&str; 4] = ["harbour", "canyon", "glacier", "foundry"];
+const TILES: usize = 256 * 1024;
+const ENEMIES: usize = 4_000;
+
+/// Builds level `number` into its slot's concurrent scope: two jobs decode halves of
+/// the map and list its spawn points.
+fn build_level<'x>(scope: &'x ConcurrentScope<'x>, number: usize) -> Level<'x> {
+    let seed = number as u32 * 2_654_435_761;
+    let decode = |half: usize| -> (&'x [u8], &'x [u32]) {
+        let lo = half * TILES / 2;
+        let tiles = &*scope.alloc_slice_fill_with(TILES / 2, |i| {
+            let x = (lo + i) as u32 ^ seed;
+            (x.wrapping_mul(0x9E37_79B9) >> 24) as u8
+        });
+        let spawns = &*scope.alloc_iter(
+            tiles
+                .iter()
+                .enumerate()
+                .filter(|(_, &t)| t == 250)
+                .map(|(i, _)| (lo + i) as u32),
+        );
+        (tiles, spawns)
+    };
+    let ((a, sa), (b, sb)) = rayon::join(|| decode(0), || decode(1));
+    let tiles = scope.alloc_iter(a.iter().chain(b).copied());
+    let spawns = scope.alloc_slice_copy(&[sa, sb]);
+    let enemies = scope.alloc_slice_fill_with(ENEMIES, |i| Enemy {
+        position: [(i % 200) as f32, (i / 200) as f32],
+        velocity: [1.0 + (i % 3) as f32, 0.5],
+    });
+    Level {
+        name: scope.alloc_str(LEVEL_NAMES[number % LEVEL_NAMES.len()]),
+        tiles,
+        spawns,
+        enemies,
+    }
+}
+
+// ----- frames -----
 
 #[derive(Clone, Copy)]
-struct Projectile {
-    position: [f32; 3],
-    velocity: [f32; 3],
-    frames_left: u32,
+struct Draw {
+    mesh: u32,
+    transform: [f32; 4],
 }
 
-/// A playing sound; its name is static data, its volume fades out.
-struct Sound {
-    name: &'static str,
-    volume: f32,
+/// One frame's output: what the render thread draws.
+struct Frame<'s> {
+    number: usize,
+    level: &'s str,
+    draws: &'s [Draw],
+    labels: &'s [&'s str],
+}
+slot_root!(struct FrameRoot = for<'s> Frame<'s>);
+
+const DRAWS: usize = 2_000;
+const LABELS: usize = 200;
+
+/// Builds frame `number` of `level` with two jobs: draw commands and labels.
+fn build_frame<'x>(jobs: &'x ConcurrentScope<'x>, number: usize, level: &Level<'_>) -> Frame<'x> {
+    let (draws, labels) = rayon::join(
+        || {
+            &*jobs.alloc_slice_fill_with(DRAWS, |i| {
+                let e = &level.enemies[i % level.enemies.len()];
+                Draw {
+                    mesh: level.tiles[i * 97 % level.tiles.len()] as u32,
+                    transform: [e.position[0], e.position[1], 1.0, number as f32],
+                }
+            })
+        },
+        || {
+            let names: [&str; LABELS] = core::array::from_fn(|i| {
+                &*jobs.alloc_fmt(format_args!("enemy {} hp {}", i, (number + i) % 100))
+            });
+            &*jobs.alloc_slice_copy(&names)
+        },
+    );
+    Frame {
+        number,
+        level: jobs.alloc_str(level.name),
+        draws,
+        labels,
+    }
 }
 
-/// World settings, shared by every system through a versioned store: a level load
-/// commits new ones while nothing reads, workers read them every frame.
-#[derive(Clone, Copy)]
-struct WorldSettings {
-    gravity: f32,
-    wind: [f32; 2],
+// ----- threads -----
+
+/// The loader thread: loads each requested level into a free level slot and sends it
+/// back (waiting while both slots are in use).
+fn loader<'a>(
+    levels: &'a Slots,
+    pool: &rayon::ThreadPool,
+    requests: Receiver<usize>,
+    done: SyncSender<Loaded<'a, LevelRoot, Shared>>,
+) {
+    for number in requests {
+        let name = LEVEL_NAMES[number % LEVEL_NAMES.len()];
+        let level = pool.install(|| {
+            levels.load_concurrent_wait::<LevelRoot>(name, |scope| build_level(scope, number))
+        });
+        if done.send(level).is_err() {
+            return;
+        }
+    }
 }
 
-/// A prop the level places: static scenery, or destructible (a crate, a barrel).
-struct Prop {
-    tile: u32,
-    destructible: bool,
-    debris: bool,
+/// The render thread: reads each frame and drops it (freeing its slot for the game
+/// thread). Returns the frames and draw commands it saw.
+fn render(frames: Receiver<Loaded<'_, FrameRoot, Shared>>) -> (usize, usize) {
+    let (mut seen, mut draws) = (0, 0);
+    for frame in frames {
+        frame.with(|f| {
+            assert_eq!(f.number, seen, "frames arrive in order");
+            assert_eq!(f.labels.len(), LABELS);
+            draws += f
+                .draws
+                .iter()
+                .filter(|d| d.mesh < 256 && d.transform[2] == 1.0)
+                .count();
+            std::hint::black_box(f.level);
+        });
+        seen += 1;
+    }
+    (seen, draws)
 }
-
-/// How big one level is.
-struct LevelConfig {
-    name: &'static str,
-    tiles: usize,
-    enemies: usize,
-    projectiles: usize,
-    sounds: usize,
-    /// Props placed at load (the roster has room for their debris too).
-    props: usize,
-    gravity: f32,
-}
-
-const LEVELS: [LevelConfig; 2] = [
-    LevelConfig {
-        name: "harbour",
-        tiles: 64 * 1024,
-        enemies: 2_000,
-        projectiles: 8_000,
-        sounds: 64,
-        props: 300,
-        gravity: -9.8,
-    },
-    LevelConfig {
-        name: "canyon",
-        tiles: 128 * 1024,
-        enemies: 500,
-        projectiles: 16_000,
-        sounds: 32,
-        props: 120,
-        gravity: -4.0,
-    },
-];
-
-const SOUND_NAMES: [&str; 4] = ["step", "shot", "splash", "wind"];
 
 struct Options {
     frames: usize,
-    threads: usize,
-    levels: usize,
+    jobs: usize,
 }
 
 fn parse_options() -> Options {
     let mut o = Options {
-        frames: 600,
-        threads: 2,
-        levels: 2,
+        frames: 2_000,
+        jobs: 2,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {
@@ -164,11 +224,10 @@ fn parse_options() -> Options {
                 .unwrap_or_else(|| panic!("{name} needs a number"))
         };
         match flag.as_str() {
-            "--frames" => o.frames = value("--frames").max(1),
-            "--threads" => o.threads = value("--threads").max(1),
-            "--levels" => o.levels = value("--levels").max(1),
+            "--frames" => o.frames = value("--frames").max(40),
+            "--jobs" => o.jobs = value("--jobs").max(1),
             "-h" | "--help" => {
-                println!("usage: level_streaming [--frames N] [--threads N] [--levels N]");
+                println!("usage: level_streaming [--frames N] [--jobs N]");
                 std::process::exit(0);
             }
             other => panic!("unknown flag {other} (try --help)"),
@@ -177,435 +236,142 @@ fn parse_options() -> Options {
     o
 }
 
-// ----- the frame barrier -----
-
-/// A barrier for a fixed set of threads that meet thousands of times a second. An
-/// arriving thread counts itself in; the last one resets the count and starts the next
-/// generation. The others spin on the generation for a moment (a frame's stragglers
-/// are usually microseconds behind), then sleep on it with a futex, so that a waiting
-/// thread never holds a core that a working one needs (there may be more threads than
-/// cores). No lock, no heap, and no system call unless someone actually slept.
-struct FrameBarrier {
-    threads: usize,
-    arrived: CachePadded<AtomicUsize>,
-    generation: CachePadded<AtomicU32>,
-    sleepers: CachePadded<AtomicUsize>,
+/// What a stretch of frames ended with.
+enum Stretch<'a> {
+    /// A new level arrived (at this frame number, which is not yet built).
+    Arrived(Loaded<'a, LevelRoot, Shared>, usize),
+    /// Every frame is built.
+    Done,
 }
 
-impl FrameBarrier {
-    /// Spins before sleeping: some tens of microseconds, longer than a frame's work.
-    const SPINS: u32 = 1_000;
-
-    fn new(threads: usize) -> Self {
-        FrameBarrier {
-            threads,
-            arrived: CachePadded::new(AtomicUsize::new(0)),
-            generation: CachePadded::new(AtomicU32::new(0)),
-            sleepers: CachePadded::new(AtomicUsize::new(0)),
-        }
-    }
-
-    fn wait(&self) {
-        // Read the generation before counting ourselves in: it cannot move on until we
-        // have arrived.
-        let generation = self.generation.load(Ordering::Acquire);
-        // AcqRel: the last arriver sees every other thread's frame work, and releases
-        // it to all of them through the generation store below.
-        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.threads {
-            self.arrived.store(0, Ordering::Relaxed);
-            // SeqCst, with the sleepers' SeqCst below: either we see a sleeper's count
-            // and wake it, or its futex wait sees the new generation and returns.
-            self.generation
-                .store(generation.wrapping_add(1), Ordering::SeqCst);
-            if self.sleepers.load(Ordering::SeqCst) > 0 {
-                atomic_wait::wake_all(&*self.generation);
-            }
-            return;
-        }
-        for _ in 0..Self::SPINS {
-            if self.generation.load(Ordering::Acquire) != generation {
-                return;
-            }
-            std::hint::spin_loop();
-        }
-        self.sleepers.fetch_add(1, Ordering::SeqCst);
-        while self.generation.load(Ordering::SeqCst) == generation {
-            atomic_wait::wait(&self.generation, generation);
-        }
-        self.sleepers.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-/// Per-worker state kept across frames: the objects this worker spawned.
-struct Worker<'p> {
-    enemies: Vec<PoolBox<'p, Enemy>>,
-    projectiles: Vec<PoolBox<'p, Projectile>>,
-    sounds: Vec<PoolBox<'p, Sound>>,
-    /// This frame's world settings.
-    world: WorldSettings,
-    rng: u64,
-}
-
-impl Worker<'_> {
-    fn next(&mut self) -> u64 {
-        // xorshift64: deterministic per worker.
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        self.rng
-    }
-}
-
-fn main() -> Result<(), scope_stack::AllocError> {
+fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = parse_options();
-    let started = Instant::now();
-    let mut memory = LinearAllocator::with_capacity(32 << 20)?;
-    let allocations = AtomicU64::new(0);
-    // Nanoseconds the workers spent at the frame barrier, all workers together.
-    let waiting = AtomicU64::new(0);
-    let mut frame_time = Duration::ZERO;
-    let mut frames_run = 0u64;
-
+    // One pool builds frames (the game thread runs on it), another loads levels, so a
+    // load never takes a frame's workers.
+    let frame_jobs = rayon::ThreadPoolBuilder::new()
+        .num_threads(options.jobs)
+        .build()?;
+    let load_jobs = rayon::ThreadPoolBuilder::new().num_threads(2).build()?;
+    let mut memory = LinearAllocator::with_capacity(4 << 20)?;
+    println!(
+        "each frame: {DRAWS} draw commands and {LABELS} formatted labels, built by {} rayon \
+         job(s) into a frame slot, read and dropped on the render thread",
+        options.jobs
+    );
     memory.scope("systems", |systems| {
-        // Systems-lifetime data: asset names and a log, alive across every level.
-        let asset_names = systems.alloc_slice_fill_with(256, |i| i as u32);
-        let log = systems.new_object(Vec::<String>::with_capacity(options.levels));
-        // The world settings: one object, a few versions (the current one, a level
-        // load's draft, and the one it replaces until `end_frame`).
-        let settings: &mut Store<'_, WorldSettings> = systems.new_store(16, 8);
-        let world = settings
-            .create(WorldSettings {
-                gravity: -9.8,
-                wind: [0.0, 0.0],
-            })
-            .ok()
-            .expect("an empty store has room");
-
-        for level_no in 0..options.levels {
-            let config = &LEVELS[level_no % LEVELS.len()];
-            systems.scope("level", |level| {
-                // ----- load -----
-                let tiles = level.alloc_slice_fill_with(config.tiles, |i| (i % 251) as u8);
-                // One shard per worker and one for this thread: each worker spawns into
-                // slots of its own, and steals only when its shard runs dry.
-                // The level's sizes are for up to four workers; more workers spawn more.
-                let shards = options.threads + 1;
-                let scale = options.threads.div_ceil(4);
-                let enemies =
-                    level.new_pool_with_shards::<Enemy>(config.enemies * scale, shards);
-                let projectiles =
-                    level.new_pool_with_shards::<Projectile>(config.projectiles * scale, shards);
-                let sounds = level.new_pool_with_shards::<Sound>(config.sounds * scale, shards);
-                let title = level.alloc_fmt(format_args!("level {} ({})", level_no + 1, config.name));
-                // Props: placed now, half of them destructible; room for as many debris.
-                let props: &mut DensePool<'_, Prop> = level.new_dense_pool(config.props * 2);
-                for i in 0..config.props {
-                    let prop = Prop {
-                        tile: (i * 7919 % config.tiles) as u32,
-                        destructible: i % 2 == 0,
-                        debris: false,
-                    };
-                    if props.insert(prop).is_err() {
-                        unreachable!("the roster is sized for the level");
-                    }
-                }
-                // This level's world settings, committed before any worker reads them.
-                let mut draft = settings.write(world).expect("the settings object lives");
-                draft.gravity = config.gravity;
-                draft.wind = [0.5 * level_no as f32, 0.0];
-                if settings.commit(draft).is_err() {
-                    unreachable!("nobody destroys the settings");
-                }
-                // ----- the scene: built by several threads at once -----
-                // A concurrent scope: the loaders, then the frame workers, place
-                // variable-sized data in it from every thread at the same time. It lives
-                // until the level's frames are over.
-                let level_nanos = AtomicU64::new(0);
-                let (lists, entries) = level.scope_concurrent("scene", |scene| {
-                let spawn_points = load_spawn_points(scene, tiles, options.threads);
-                println!(
-                    "\nloaded {title}: {} spawn points decoded by {} threads",
-                    spawn_points.iter().map(|s| s.len()).sum::<usize>(),
-                    spawn_points.len()
-                );
-                println!("{}", scene.report());
-
-                // ----- frames on worker threads -----
-                // The workers meet once per frame, among themselves; worker 0 also
-                // keeps the clock and prints progress. This thread only waits for them.
-                let barrier = FrameBarrier::new(options.threads);
-                let seen = std::thread::scope(|t| {
-                    let workers: Vec<_> = (0..options.threads).map(|w| {
-                        let (barrier, allocations, waiting) = (&barrier, &allocations, &waiting);
-                        let level_nanos = &level_nanos;
-                        let (enemies, projectiles, sounds) = (&*enemies, &*projectiles, &*sounds);
-                        let tiles = &*tiles;
-                        let (settings, props) = (&*settings, &*props);
-                        t.spawn(move || {
-                            // The lists of enemies this worker saw, one per frame, each in
-                            // the scene scope (room for the references reserved now).
-                            let mut seen: Vec<&[u32]> = Vec::with_capacity(options.frames);
-                            let mut me = Worker {
-                                enemies: Vec::with_capacity(enemies.capacity()),
-                                projectiles: Vec::with_capacity(projectiles.capacity()),
-                                sounds: Vec::with_capacity(sounds.capacity()),
-                                world: *settings.read(world).expect("the settings object lives"),
-                                rng: 0x9E37_79B9_7F4A_7C15 ^ ((w as u64 + 1) * 0x1234_5678),
-                            };
-                            scratch(|_| ()); // build this thread's scratch arenas now
-                            barrier.wait(); // everyone is ready
-                            if w == 0 {
-                                COUNTING.store(true, Ordering::SeqCst);
-                            }
-                            barrier.wait(); // counting is on: the frames start
-                            let level_start = Instant::now();
-                            let batch = (options.frames / 5).max(1);
-                            let mut waited = Duration::ZERO;
-                            for frame in 0..options.frames {
-                                // Lock-free read of the current settings: no write, no wait.
-                                me.world = *settings.read(world).expect("the settings object lives");
-                                let n = run_frame(&mut me, w, frame, enemies, projectiles, sounds, tiles);
-                                // This frame's visible enemies, written into the scene
-                                // scope at bump speed (no lock, no atomic read-modify-write).
-                                let visible = scene.try_alloc_iter(
-                                    me.enemies.iter().map(|e| e.position).enumerate()
-                                        .filter(|(_, p)| p[0] < 250.0 && p[2] < 250.0)
-                                        .map(|(i, _)| i as u32),
-                                );
-                                if let Ok(list) = visible {
-                                    seen.push(list);
-                                }
-                                allocations.fetch_add(n + 1, Ordering::Relaxed);
-                                let t0 = Instant::now();
-                                barrier.wait(); // frame end
-                                waited += t0.elapsed();
-                                let last = frame + 1 == options.frames;
-                                if w == 0 && ((frame + 1) % batch == 0 || last) {
-                                    println!(
-                                        "  frames {:>5}/{}: {:>5} enemies, {:>5} projectiles, {:>3} sounds live",
-                                        frame + 1,
-                                        options.frames,
-                                        enemies.len(),
-                                        projectiles.len(),
-                                        sounds.len()
-                                    );
-                                }
-                            }
-                            if w == 0 {
-                                COUNTING.store(false, Ordering::SeqCst);
-                                level_nanos.store(level_start.elapsed().as_nanos() as u64, Ordering::Relaxed);
-                            }
-                            waiting.fetch_add(waited.as_nanos() as u64, Ordering::Relaxed);
-                            barrier.wait(); // worker 0 has printed the last progress line
-                            // Despawn what is left (the level unwind would drop it too).
-                            let left = me.enemies.len() + me.projectiles.len() + me.sounds.len();
-                            black_box(left + props.len());
-                            seen
-                        })
-                    }).collect();
-                    workers.into_iter().map(|h| h.join().expect("a worker panicked")).collect::<Vec<_>>()
-                });
-                // The workers are joined: this thread reads every list they wrote.
-                let lists: usize = seen.iter().map(Vec::len).sum();
-                let entries: usize = seen.iter().flatten().map(|l| l.len()).sum();
-                (lists, entries)
-                });
-                frame_time += Duration::from_nanos(level_nanos.into_inner());
-                // Between frames: the replaced settings version is freed.
-                settings.end_frame();
-                // The level script: every destructible prop breaks and leaves debris.
-                let broken: Vec<_> = props
-                    .handles()
-                    .filter(|&h| props[h].destructible)
-                    .collect();
-                for h in &broken {
-                    if let Some(prop) = props.remove(*h) {
-                        let debris = Prop {
-                            tile: prop.tile,
-                            destructible: false,
-                            debris: true,
-                        };
-                        if props.insert(debris).is_err() {
-                            unreachable!("a slot was just freed");
+        let levels = systems.new_slots("levels", 2, 1 << 20);
+        let frames = systems.new_slots("frames", 3, 256 << 10);
+        let (level_requests, requested) = sync_channel::<usize>(1);
+        let (level_done, mut loaded_levels) = sync_channel(1);
+        let (frame_out, frame_in) = sync_channel(3);
+        std::thread::scope(|t| {
+            let load_jobs = &load_jobs;
+            let render = t.spawn(move || render(frame_in));
+            t.spawn(move || loader(levels, load_jobs, requested, level_done));
+            level_requests.send(0).expect("the loader runs");
+            let mut playing = loaded_levels.recv().expect("the first level loads");
+            let (warm_up, every) = (20, options.frames / 5);
+            let mut next_level = 1;
+            let mut switches = Vec::with_capacity(8);
+            let (mut blocked, mut slot_bytes, mut number) = (Duration::ZERO, 0, 0);
+            let started = Instant::now();
+            loop {
+                // Frames run on the frame pool until a level arrives or all are built.
+                let arrivals = &mut loaded_levels;
+                let stretch = frame_jobs.install(|| {
+                    // Held as `&mut`: a `Receiver` is `Send`, not `Sync`.
+                    let arrivals: &mut Receiver<_> = &mut *arrivals;
+                    while number < options.frames {
+                        if number == warm_up {
+                            COUNTING.store(true, Ordering::SeqCst);
                         }
+                        // Now and then ask for the next level; it loads while this one
+                        // plays.
+                        if number % every == every / 2 {
+                            level_requests.send(next_level).expect("the loader runs");
+                            next_level += 1;
+                        }
+                        if let Ok(new) = arrivals.try_recv() {
+                            return Stretch::Arrived(new, number);
+                        }
+                        playing.with_mut(|level, _| {
+                            for e in level.enemies.iter_mut() {
+                                e.position[0] = (e.position[0] + e.velocity[0]) % 1000.0;
+                                e.position[1] = (e.position[1] + e.velocity[1]) % 1000.0;
+                            }
+                        });
+                        let t0 = Instant::now();
+                        let frame = playing.with(|level| {
+                            frames.load_concurrent_wait::<FrameRoot>("frame", |jobs| {
+                                build_frame(jobs, number, level)
+                            })
+                        });
+                        blocked += t0.elapsed();
+                        slot_bytes = slot_bytes.max(frame.used());
+                        frame_out.send(frame).expect("the render thread runs");
+                        number += 1;
                     }
+                    Stretch::Done
+                });
+                match stretch {
+                    Stretch::Arrived(new, at) => {
+                        if switches.is_empty() {
+                            // Both levels are loaded: show the map (taking it allocates,
+                            // so it is not counted).
+                            let counting = COUNTING.swap(false, Ordering::SeqCst);
+                            println!(
+                                "\nmemory map at frame {at}, while {} (playing) and {} (just loaded) are both in their slots:",
+                                playing.name(),
+                                new.name()
+                            );
+                            println!("{}", systems.report());
+                            COUNTING.store(counting, Ordering::SeqCst);
+                        }
+                        switches.push((at, new.name().len(), new.slot()));
+                        // Switch, then let the old level go: its slot rewinds at once.
+                        drop(std::mem::replace(&mut playing, new));
+                    }
+                    Stretch::Done => break,
                 }
-                let debris = props.iter().filter(|p| p.debris).count();
-                frames_run += options.frames as u64;
-                log.push(format!(
-                    "{title}: peak {} enemies, {} projectiles, {} sounds; {} props ({} debris); \
-                     {lists} visibility lists ({entries} entries) read after the join",
-                    enemies.high_water_len(),
-                    projectiles.high_water_len(),
-                    sounds.high_water_len(),
-                    props.len(),
-                    debris
-                ));
-            });
-            // ----- unloaded: the level's memory is back -----
+            }
+            COUNTING.store(false, Ordering::SeqCst);
+            let elapsed = started.elapsed();
+            drop(frame_out);
+            drop(level_requests);
+            let (seen, draws) = render.join().expect("the render thread panicked");
+            let spawns: usize = playing.with(|l| l.spawns.iter().map(|s| s.len()).sum());
+            drop(playing);
+            let switched: Vec<(usize, usize)> = switches.iter().map(|&(at, _, slot)| (at, slot)).collect();
             println!(
-                "unloaded level {}: {} bytes in use, asset table intact ({} entries)",
-                level_no + 1,
-                systems.allocator().used(),
-                asset_names.len()
+                "level switches (frame, slot it loaded into): {switched:?}; the last level has {spawns} spawn points"
             );
-        }
-        println!();
-        for line in log.iter() {
-            println!("{line}");
-        }
+            println!(
+                "{seen} frames read and dropped on the render thread ({draws} draw commands), never more than 3 in flight"
+            );
+            println!(
+                "frame slot in use per frame: {} KiB of {} KiB",
+                slot_bytes.div_ceil(1024),
+                frames.bytes_each() / 1024
+            );
+            println!(
+                "slot allocations per second: {:.0} ({} per frame: the draws, {LABELS} label texts, the label list, the level name, the root)",
+                (seen * (LABELS + 4)) as f64 / elapsed.as_secs_f64(),
+                LABELS + 4
+            );
+            println!(
+                "game thread time in building frames or waiting for a free frame slot: {:.0}%",
+                100.0 * blocked.as_secs_f64() / elapsed.as_secs_f64()
+            );
+        });
+        assert_eq!(levels.loaded() + frames.loaded(), 0);
     });
-
-    let secs = frame_time.as_secs_f64().max(1e-9);
-    let heap = HEAP_ALLOCATIONS.load(Ordering::SeqCst);
     println!(
-        "\n{} frames on {} threads in {:.2} s of frame time ({:.2} s total)",
-        frames_run,
-        options.threads,
-        secs,
-        started.elapsed().as_secs_f64()
-    );
-    println!("frames per second:      {:.0}", frames_run as f64 / secs);
-    println!(
-        "allocations per second: {:.0} (pool inserts and scratch allocations)",
-        allocations.load(Ordering::Relaxed) as f64 / secs
-    );
-    println!(
-        "block high-water mark:  {} KiB of {} KiB",
+        "block high-water mark: {} KiB of {} KiB",
         memory.high_water_mark() / 1024,
         memory.capacity() / 1024
     );
-    let worker_secs = secs * options.threads as f64;
-    let waited = waiting.load(Ordering::Relaxed) as f64 / 1e9;
-    println!(
-        "frame synchronisation:  {:.1}% of the workers' frame time at the barrier ({:.1} us per frame)",
-        100.0 * waited / worker_secs,
-        1e6 * waited / options.threads as f64 / frames_run.max(1) as f64
-    );
-    println!("global-heap allocations while frames ran: {heap}");
+    let heap = HEAP_ALLOCATIONS.load(Ordering::SeqCst);
+    println!("global-heap allocations while frames ran (after 20 warm-up frames): {heap}");
     assert_eq!(heap, 0, "the frame loop touched the global heap");
     Ok(())
-}
-
-/// The level loader: `threads` threads each decode a sector of the map into a list of
-/// spawn points (tiles of one kind), placed straight into the scene scope; this thread
-/// gathers the lists into the level's table (in the same scope) after the join.
-fn load_spawn_points<'w>(
-    scene: &'w ConcurrentScope<'_>,
-    tiles: &[u8],
-    threads: usize,
-) -> &'w [&'w [u32]] {
-    let sector = tiles.len().div_ceil(threads);
-    let lists: Vec<&'w [u32]> = std::thread::scope(|t| {
-        let loaders: Vec<_> = (0..threads)
-            .map(|w| {
-                t.spawn(move || {
-                    let (lo, hi) = (w * sector, ((w + 1) * sector).min(tiles.len()));
-                    let points =
-                        scene.alloc_iter((lo..hi).filter(|&i| tiles[i] == 250).map(|i| i as u32));
-                    &*points
-                })
-            })
-            .collect();
-        loaders
-            .into_iter()
-            .map(|h| h.join().expect("a loader panicked"))
-            .collect()
-    });
-    scene.alloc_slice_copy(&lists)
-}
-
-/// One worker's frame: spawn and despawn objects, update them, and use a scratch scope
-/// for temporaries. Returns how many allocations it made.
-fn run_frame<'p>(
-    me: &mut Worker<'p>,
-    worker: usize,
-    frame: usize,
-    enemies: &'p scope_stack::Pool<'_, Enemy>,
-    projectiles: &'p scope_stack::Pool<'_, Projectile>,
-    sounds: &'p scope_stack::Pool<'_, Sound>,
-    tiles: &[u8],
-) -> u64 {
-    let world = me.world;
-    let mut allocations = 0;
-    // Spawn: a few enemies, a burst of projectiles, now and then a sound.
-    for _ in 0..4 {
-        let r = me.next();
-        let enemy = Enemy {
-            position: [(r % 1000) as f32, 0.0, ((r >> 16) % 1000) as f32],
-            health: 100,
-        };
-        if let Ok(b) = enemies.insert(enemy) {
-            me.enemies.push(b);
-            allocations += 1;
-        }
-    }
-    for _ in 0..16 {
-        let r = me.next();
-        let p = Projectile {
-            position: [0.0; 3],
-            velocity: [
-                (r % 7) as f32 + world.wind[0],
-                1.0,
-                ((r >> 8) % 7) as f32 + world.wind[1],
-            ],
-            frames_left: 10 + (r % 50) as u32,
-        };
-        if let Ok(b) = projectiles.insert(p) {
-            me.projectiles.push(b);
-            allocations += 1;
-        }
-    }
-    if frame % 8 == worker % 8 {
-        let r = me.next() as usize;
-        if let Ok(b) = sounds.insert(Sound {
-            name: SOUND_NAMES[r % SOUND_NAMES.len()],
-            volume: 1.0,
-        }) {
-            me.sounds.push(b);
-            allocations += 1;
-        }
-    }
-
-    // Update: enemies walk, projectiles fly and expire, sounds fade.
-    for e in me.enemies.iter_mut() {
-        e.position[0] = (e.position[0] + 7.0) % 1000.0;
-        e.position[2] = (e.position[2] + 3.0) % 1000.0;
-    }
-    me.projectiles.retain_mut(|p| {
-        let velocity = p.velocity;
-        for (x, v) in p.position.iter_mut().zip(velocity) {
-            *x += v;
-        }
-        p.velocity[1] += world.gravity / 60.0;
-        p.frames_left -= 1;
-        p.frames_left > 0
-    });
-    me.sounds.retain_mut(|s| {
-        s.volume *= 0.9;
-        black_box(s.name);
-        s.volume > 0.05
-    });
-
-    // Scratch: which enemies are hit this frame, and a label for the debug overlay.
-    allocations += scratch(|s| {
-        let hits = s.alloc_slice_fill_with(me.enemies.len(), |i| {
-            let e = &me.enemies[i];
-            let tile = tiles[(e.position[0] as usize * 31 + e.position[2] as usize) % tiles.len()];
-            tile % 3 == 0
-        });
-        let label = s.alloc_fmt(format_args!(
-            "worker {worker} frame {frame}: {} hits",
-            hits.len()
-        ));
-        black_box(label);
-        for (e, hit) in me.enemies.iter_mut().zip(hits.iter()) {
-            if *hit {
-                e.health = e.health.saturating_sub(25);
-            }
-        }
-        2
-    });
-    me.enemies.retain(|e| e.health > 0);
-    allocations
 }

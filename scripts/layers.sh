@@ -8,7 +8,8 @@
 #   0 ground   src/sync.rs, src/thread_index.rs, src/limits.rs, src/error.rs
 #   1 block    src/block/        one fixed block and its bump cursor; knows no scopes
 #   2 scope    src/scope/        scopes, finalizer chains, placement, Allocator
-#   3 carved   src/pool/, src/dense/, src/store/, src/concurrent/   carved from a scope
+#   3 carved   src/pool/, src/dense/, src/store/, src/concurrent/, src/slots/
+#                                                            carved from a scope
 #   4 above    src/report/, src/scratch/
 # src/lib.rs (the crate root: declarations and re-exports) and src/rules.rs (prose and
 # doctests) stand outside the layers and are not checked.
@@ -41,7 +42,7 @@ def layer_of(path):
         "sync": 0, "thread_index": 0, "limits": 0, "error": 0,
         "block": 1,
         "scope": 2,
-        "pool": 3, "dense": 3, "store": 3, "concurrent": 3,
+        "pool": 3, "dense": 3, "store": 3, "concurrent": 3, "slots": 3,
         "report": 4, "scratch": 4,
     }
     return table.get(top, "unknown")

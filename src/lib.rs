@@ -70,7 +70,7 @@
 //!
 //! ```text
 //! above    report/ (memory map: types, text, SVG)   scratch/ (per-thread arenas, pads)
-//! carved   pool/   dense/   store/   concurrent/     (carved from a scope)
+//! carved   pool/   dense/   store/   concurrent/   slots/   (carved from a scope)
 //! scope    scope/  (Scope, ScopeStack, registry, finalizer chain, placement, Allocator)
 //! block    block/  (LinearAllocator, its bump cursor, debug fill; knows no scopes)
 //! ground   sync.rs  thread_index.rs  limits.rs (every MAX_*)  error.rs
@@ -85,8 +85,9 @@
 //!   `&ScopeStack`, so `allocator_api2::vec::Vec` and `hashbrown::HashMap` can live in a
 //!   scope.
 //! - Carved from a scope: [`Pool`] (sharded, lock-free), [`DensePool`] (swap-delete
-//!   roster), [`Store`] (versioned objects) and [`ConcurrentScope`] (many threads
-//!   allocating into one scope).
+//!   roster), [`Store`] (versioned objects), [`ConcurrentScope`] (many threads
+//!   allocating into one scope) and [`Slots`] (sub-blocks loaded and unloaded in any
+//!   order: streaming levels, frame rings; see [`slots`]).
 //! - Above them all: reports ([`MemoryMap`]) and per-thread scratch scopes
 //!   ([`scratch()`]).
 //!
@@ -129,6 +130,41 @@
 //! # Ok::<(), scope_stack::AllocError>(())
 //! ```
 //!
+//! ## Lifetimes that do not nest
+//!
+//! Levels stream: B loads while A plays, and A goes first. Frames overlap: frame N is
+//! built while N-1 is drawn on another thread. A [`Slots`] serves both; a loaded slot is
+//! an owned [`Loaded`] value, dropped in any order, on any thread when it was built by
+//! jobs ([`Slots::load_concurrent`]).
+//!
+//! ```
+//! use scope_stack::{slot_root, LinearAllocator};
+//!
+//! struct Level<'s> { name: &'s str, spawns: &'s [[f32; 2]] }
+//! slot_root!(struct LevelRoot = for<'s> Level<'s>);
+//!
+//! let mut memory = LinearAllocator::with_capacity(1 << 20)?;
+//! memory.scope("game", |game| {
+//!     let levels = game.new_slots("levels", 2, 64 << 10);
+//!     let load = |name: &str| {
+//!         levels
+//!             .load::<LevelRoot>(name, |s| Level {
+//!                 name: s.alloc_str(name),
+//!                 spawns: s.alloc_slice_fill_with(16, |i| [i as f32, 0.0]),
+//!             })
+//!             .unwrap()
+//!     };
+//!     let forest = load("forest");
+//!     let castle = load("castle"); // the transition: both loaded
+//!     drop(forest); // its slot rewinds in one step
+//!     castle.with(|l| assert_eq!((l.name, l.spawns.len()), ("castle", 16)));
+//! });
+//! # Ok::<(), scope_stack::AllocError>(())
+//! ```
+//!
+//! The frame-ring pattern (jobs build each frame, a render thread drops it, three in
+//! flight) is in the [`slots`] module docs.
+//!
 //! ## Features
 //! - `std` (default): implies `alloc`; adds [`scratch()`], [`ScratchPads`] and the
 //!   pool's blocking inserts.
@@ -165,6 +201,7 @@ mod scope;
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub mod scratch;
+pub mod slots;
 pub mod store;
 mod sync;
 mod thread_index;
@@ -178,7 +215,10 @@ pub use limits::MAX_ALIGN;
 pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY, MAX_POOL_SHARDS};
 #[cfg(feature = "alloc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
-pub use report::{ChunkReport, ConcurrentReport, MemoryMap, PoolReport, ScopeReport};
+pub use report::{
+    ChunkReport, ConcurrentReport, MemoryMap, PoolReport, ScopeReport, SlotReport, SlotState,
+    SlotsReport,
+};
 #[cfg(feature = "alloc")]
 #[doc(hidden)]
 pub use report::{SvgLabel, SvgLayout};
@@ -187,6 +227,7 @@ pub use scope::{NotThreadSafe, Scope, ScopeStack};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use scratch::{scratch, scratch_for, ScratchPads};
+pub use slots::{Loaded, LoadedKind, Plain, Shared, SlotError, SlotErrorKind, SlotRoot, Slots};
 pub use store::{Draft, Pinned, Store};
 
 /// Loom models only: makes the calling loom thread hold thread index `index` alone (a

@@ -1,7 +1,8 @@
 //! The soundness rules, in plain words, each with its proof.
 //!
 //! Safe code using this crate cannot cause undefined behaviour. These are the rules that
-//! make it so. Rules 1, 2 and 4 are enforced by the type system: the examples below that
+//! make it so. Rules 1, 2, 4 and the lifetime and `Send` parts of 10 are enforced by
+//! the type system: the examples below that
 //! break them do not compile (they are `compile_fail` doctests, and `tests/compile_fail/`
 //! checks the exact compiler errors). Rules 3 and 5 are run-time behaviour, proven by the
 //! tests named with each.
@@ -154,6 +155,103 @@
 //! into the block's high-water mark. Proven by `tests/concurrent.rs`
 //! (`reports_list_every_chunk_with_its_thread`,
 //! `statistics_count_the_regions_peak_after_the_close`).
+//!
+//! # 10. Lifetimes that do not nest are owned values
+//!
+//! [`Slots`](crate::Slots) cut a scope's memory into sub-blocks that load and unload in
+//! any order. A loaded slot is an owned value, [`Loaded`](crate::Loaded), that borrows
+//! its `Slots`, which carry the carving scope's lifetime: it cannot outlive them.
+//!
+//! ```compile_fail
+//! # use scope_stack::{slot_root, LinearAllocator};
+//! # slot_root!(struct Unit = for<'s> ());
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! let loaded = memory.scope("game", |game| {
+//!     let slots = game.new_slots("levels", 1, 4096);
+//!     slots.load::<Unit>("level", |_| ()).unwrap() // error: lifetime may not live long enough
+//! });
+//! ```
+//!
+//! The root is reached only through closures that are higher-ranked over the slot
+//! scope's lifetime, so no reference into the slot comes back out (and nothing that
+//! lives shorter than the slot goes in):
+//!
+//! ```compile_fail
+//! # use scope_stack::{slot_root, LinearAllocator};
+//! slot_root!(struct Text = for<'s> &'s str);
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! memory.scope("game", |game| {
+//!     let slots = game.new_slots("levels", 1, 4096);
+//!     let loaded = slots.load::<Text>("level", |s| &*s.alloc_str("forest")).unwrap();
+//!     let name: &str = loaded.with(|text| *text); // error: lifetime may not live long enough
+//!     drop(loaded);
+//!     println!("{name}");
+//! });
+//! ```
+//!
+//! Dropping a `Loaded` drops the root first (its destructor may read the slot's other
+//! values), then runs the slot's finalizers newest first, rewinds the slot and frees
+//! it. `mem::forget` of it leaks, never dangles: each slot is a block of its own whose
+//! scope record lives in the `Slots` table (in the parent's memory), never in a stack
+//! frame and never in the parent block's list of live scopes, so nothing the parent's
+//! close or its reports read points into a forgotten slot. A panicking `build` runs
+//! what it placed and frees the slot; a panicking destructor skips no other.
+//!
+//! A slot built through a plain scope stays on its thread (a value placed there may
+//! have a destructor that must not run elsewhere):
+//!
+//! ```compile_fail,E0277
+//! # use scope_stack::{slot_root, LinearAllocator};
+//! # slot_root!(struct Unit = for<'s> ());
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! memory.scope("game", |game| {
+//!     let slots = game.new_slots("levels", 1, 4096);
+//!     let loaded = slots.load::<Unit>("level", |_| ()).unwrap();
+//!     std::thread::scope(|t| {
+//!         t.spawn(move || drop(loaded)); // error: `Loaded<'_, Unit>` cannot be sent
+//!     });
+//! });
+//! ```
+//!
+//! One built by [`load_concurrent`](crate::Slots::load_concurrent) may cross threads
+//! when its root is `Send`: a concurrent scope only takes `Send` values that need drop
+//! (rule 8), so its finalizers may run on the thread that drops it.
+//!
+//! ```
+//! # use scope_stack::{slot_root, LinearAllocator};
+//! slot_root!(struct Numbers = for<'s> &'s [u32]);
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! memory.scope("game", |game| {
+//!     let frames = game.new_slots("frames", 1, 16 << 10);
+//!     let frame = frames
+//!         .load_concurrent::<Numbers>("frame", |jobs| &*jobs.alloc_slice_copy(&[1, 2, 3]))
+//!         .unwrap();
+//!     std::thread::scope(|t| {
+//!         t.spawn(move || assert_eq!(frame.with(|n| n.len()), 3)); // dropped there
+//!     });
+//! });
+//! ```
+//!
+//! ```compile_fail,E0277
+//! # use scope_stack::{slot_root, LinearAllocator};
+//! slot_root!(struct Counted = for<'s> std::rc::Rc<u32>);
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! memory.scope("game", |game| {
+//!     let frames = game.new_slots("frames", 1, 16 << 10);
+//!     let frame = frames.load_concurrent::<Counted>("frame", |_| std::rc::Rc::new(1)).unwrap();
+//!     std::thread::scope(|t| {
+//!         t.spawn(move || drop(frame)); // error: `Rc<u32>` cannot be sent between threads
+//!     });
+//! });
+//! ```
+//!
+//! A slot's state is an atomic (free, building, loaded): claiming it is a
+//! compare-exchange (acquire), freeing it a release store, so the thread that holds a
+//! slot has it alone and sees all its predecessor did; a waiting load sleeps on a
+//! futex and cannot miss a free. Proven by the `compile_fail` files
+//! `tests/compile_fail/rule10_*.rs`, by `tests/slots.rs`, `tests/slots_bad_input.rs`,
+//! `tests/slots_stress.rs` and `tests/model_slots.rs` (also under Miri, scaled down)
+//! and by the loom models in `tests/loom_slots.rs`.
 //!
 //! # 11. One placement API
 //!

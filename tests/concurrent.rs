@@ -391,3 +391,34 @@ fn out_of_memory_panics_print_the_map_once_per_scope() {
         .count();
     assert_eq!(pointing, jobs - 1);
 }
+
+/// A slice collected past the end of a thread's chunk grows by doubling wherever its
+/// room comes from (direct claims from the region included): the memory it leaves
+/// behind stays within a small multiple of the slice, and it grows in place while it is
+/// the newest allocation of the thread's chunk.
+#[test]
+fn collected_slices_grow_by_doubling_in_chunks_and_direct_claims() {
+    let n: u32 = if cfg!(miri) { 2_000 } else { 20_000 };
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("frame", |frame| {
+        let config = ConcurrentConfig::new().chunk_size(1024).threads(4);
+        frame.scope_concurrent_with("jobs", config, |jobs| {
+            let before = jobs.remaining();
+            let here = jobs.local();
+            let odd = here.alloc_iter((0..2 * n).filter(|i| i % 2 == 1));
+            assert_eq!(odd.len(), n as usize);
+            assert!(odd.iter().enumerate().all(|(i, v)| *v == 2 * i as u32 + 1));
+            let taken = before - jobs.remaining();
+            let bytes = 4 * n as usize;
+            assert!(
+                taken <= 4 * bytes,
+                "took {taken} bytes for a {bytes}-byte slice"
+            );
+            // Short slices stay in the thread's chunk, one after the other.
+            let a = here.alloc_iter((0..8u32).filter(|i| i % 2 == 0));
+            let b = here.alloc_iter((0..8u32).filter(|i| i % 2 == 1));
+            assert_eq!((&*a, &*b), (&[0, 2, 4, 6][..], &[1, 3, 5, 7][..]));
+            assert_eq!(a.as_ptr() as usize + 16, b.as_ptr() as usize);
+        });
+    });
+}

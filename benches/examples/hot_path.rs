@@ -4,6 +4,7 @@
 //! allocator, so its body is that allocator's fast path and nothing else (`ours_scope`
 //! and `bump_scope_scoped` open and close one empty scope instead, `ours_child` and
 //! `ours_scratch` a child and a nested scratch scope that read their usage,
+//! `ours_slot` loads an empty slot and drops it,
 //! `ours_string` and `bump_scope_string` place one `String` that needs drop; `pool_pair` and
 //! `box_pair` make and free one small object through a `Pool` and the global heap). `main` calls each of
 //! them `BATCHES * PER_BATCH` times, rewinding the arena between batches outside the
@@ -20,7 +21,7 @@
 
 use std::hint::black_box;
 
-use scope_stack::{ConcurrentScope, LinearAllocator, LocalScope, Place, Pool, ScopeStack};
+use scope_stack::{ConcurrentScope, LinearAllocator, LocalScope, Place, Pool, ScopeStack, Slots};
 
 /// Number of times the arena is rewound.
 const BATCHES: u32 = 1_000;
@@ -56,6 +57,19 @@ fn ours_scope(s: &mut ScopeStack<'_>) {
         black_box(empty);
     });
 }
+
+/// Loads an empty slot and drops it: claim, open the slot's scope, place the (empty)
+/// root, then drop the root, run the (empty) chain, rewind, free the slot and check for
+/// waiters. Compare with `ours_scope`.
+#[inline(never)]
+fn ours_slot(slots: &Slots) {
+    let loaded = slots.load::<Unit>("empty", |s| {
+        black_box(s);
+    });
+    drop(black_box(loaded));
+}
+
+scope_stack::slot_root!(struct Unit = for<'s> ());
 
 /// A borrow-checked child scope that reads its usage (the scratch benchmark's baseline).
 #[inline(never)]
@@ -238,6 +252,10 @@ fn main() {
         }
         for _ in 0..BATCHES * PER_BATCH {
             ours_child(black_box(root));
+        }
+        let slots = root.new_slots("slots", 3, 4096);
+        for _ in 0..BATCHES * PER_BATCH {
+            ours_slot(black_box(slots));
         }
         for _ in 0..BATCHES {
             root.scope("strings", |strings| {

@@ -163,6 +163,14 @@ impl LinearAllocator {
         LinearAllocator::from_raw(base, len)
     }
 
+    /// A block over `len` bytes at `base`, which another block owns (a slot of
+    /// `crate::slots`): it is never freed by this value, and its root cursor's owner
+    /// must be set (`root().set_owner`) once the value sits where it will stay.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn sub_block(base: NonNull<u8>, len: usize) -> LinearAllocator {
+        LinearAllocator::from_raw(base, len)
+    }
+
     fn from_raw(base: NonNull<u8>, len: usize) -> LinearAllocator {
         let start = base.as_ptr().addr();
         // Keep a guard band below `usize::MAX` so the fast path cannot overflow (see the

@@ -134,6 +134,12 @@ impl<'a> LocalScope<'a> {
         }
     }
 
+    /// Requests with `size + align` above this go straight to the region.
+    #[inline]
+    pub(super) fn inner_large(&self) -> usize {
+        self.inner.large
+    }
+
     /// A new chunk, or a claim straight from the region.
     #[cold]
     #[inline(never)]

@@ -80,7 +80,7 @@ mod slices;
 mod surface;
 
 use core::marker::PhantomData;
-use core::ptr::NonNull;
+use core::ptr::{self, NonNull};
 
 use crate::block::cursor::Cursor;
 use crate::block::linear::LinearAllocator;
@@ -477,61 +477,21 @@ impl<'p> ScopeStack<'p> {
         if cursor.is_suspended() {
             self.fail(self.error(AllocErrorKind::NotInnermost, 0, 1));
         }
-        let start = cursor.cur();
-        let limit = cursor.limit();
-        // A budget over the parent's room is clamped to it, as for every scope kind
-        // (see `ScopeStack::scope_with_budget`).
-        let room = limit - start;
-        let budget = config.budget.map(|b| b.min(room));
-        let budget_binds = config.budget.is_some_and(|b| b < room);
-        let end = match config.budget {
-            Some(b) if b < room => start + b,
-            _ => limit,
-        };
-        // Who sets the region's end when the budget does not: a budgeted parent (its
-        // name and budget go into errors), or the block.
-        let limit_by = if budget_binds {
+        // Who sets the region's end when a budget of this scope does not: a budgeted
+        // parent (its name and budget go into errors), or the block.
+        let limit_by = if config
+            .budget
+            .is_some_and(|b| b < cursor.limit() - cursor.cur())
+        {
             None
         } else {
-            self.binding_budget(limit)
+            self.binding_budget(cursor.limit())
                 .map(|(info, b)| (NonNull::from(info.name()), b))
         };
-        // The slot table: aligned to its slots, at most a quarter of the region.
-        let table = ((start + (SLOT_BYTES - 1)) & !(SLOT_BYTES - 1)).min(end);
-        let slot_count = config.threads.min((end - table) / (4 * SLOT_BYTES));
-        let slots = cursor.ptr_at(table).cast::<Slot>();
-        for i in 0..slot_count {
-            // SAFETY: the table lies in the region, which is this scope's alone, and
-            // is aligned for `Slot`.
-            unsafe { slots.add(i).as_ptr().write(Slot::new()) };
-        }
-        let claim_from = table + slot_count * SLOT_BYTES;
-        let chunk_size = config
-            .chunk_size
-            .min((end - claim_from) / (4 * slot_count.max(1)))
-            .max(MIN_CHUNK)
-            & !63;
-        let base = cursor.ptr_at(start);
-        let inner = Inner {
-            base,
-            slots,
-            slot_count,
-            region: Region::new(claim_from, end),
-            idle: Slot::new(),
-            chunk_size,
-            large: chunk_size / 4,
-            name: NonNull::from(name),
-            budget,
-            budget_binds,
-            limit_by,
-            capacity: alloc.capacity(),
-            start,
-            block_start: start - alloc.offset_of(start),
-            high_water_at_open: alloc.high_water_mark(),
-            // Set below, once the record has its address.
-            info: core::cell::Cell::new(NonNull::dangling()),
-            map_printed: core::sync::atomic::AtomicBool::new(false),
-        };
+        let (inner, end, limit) = lay_out(alloc, cursor, name, config, limit_by);
+        let start = inner.start;
+        let budget = inner.budget;
+        let room = limit - start;
         let shared = ConcurrentScope {
             inner,
             _env: PhantomData,
@@ -560,5 +520,140 @@ impl<'p> ScopeStack<'p> {
             parent,
         };
         f(&shared)
+    }
+}
+
+/// Lays out a concurrent scope on `cursor`'s free room: the slot table at its start and
+/// the region after it. Returns the shared state, the region's end and the cursor's
+/// limit before the scope (the caller lowers it to the end when a budget binds).
+fn lay_out(
+    alloc: &LinearAllocator,
+    cursor: &Cursor,
+    name: &str,
+    config: ConcurrentConfig,
+    limit_by: Option<(NonNull<str>, usize)>,
+) -> (Inner, usize, usize) {
+    let start = cursor.cur();
+    let limit = cursor.limit();
+    // A budget over the parent's room is clamped to it, as for every scope kind (see
+    // `ScopeStack::scope_with_budget`).
+    let room = limit - start;
+    let budget = config.budget.map(|b| b.min(room));
+    let budget_binds = config.budget.is_some_and(|b| b < room);
+    let end = match config.budget {
+        Some(b) if b < room => start + b,
+        _ => limit,
+    };
+    // The slot table: aligned to its slots, at most a quarter of the region.
+    let table = ((start + (SLOT_BYTES - 1)) & !(SLOT_BYTES - 1)).min(end);
+    let slot_count = config.threads.min((end - table) / (4 * SLOT_BYTES));
+    let slots = cursor.ptr_at(table).cast::<Slot>();
+    for i in 0..slot_count {
+        // SAFETY: the table lies in the region, which is this scope's alone, and
+        // is aligned for `Slot`.
+        unsafe { slots.add(i).as_ptr().write(Slot::new()) };
+    }
+    let claim_from = table + slot_count * SLOT_BYTES;
+    let chunk_size = config
+        .chunk_size
+        .min((end - claim_from) / (4 * slot_count.max(1)))
+        .max(MIN_CHUNK)
+        & !63;
+    let inner = Inner {
+        base: cursor.ptr_at(start),
+        slots,
+        slot_count,
+        region: Region::new(claim_from, end),
+        idle: Slot::new(),
+        chunk_size,
+        large: chunk_size / 4,
+        name: NonNull::from(name),
+        budget,
+        budget_binds,
+        limit_by: if budget_binds { None } else { limit_by },
+        capacity: alloc.capacity(),
+        start,
+        block_start: start - alloc.offset_of(start),
+        high_water_at_open: alloc.high_water_mark(),
+        // Set by the caller, once the record has its address.
+        info: core::cell::Cell::new(NonNull::dangling()),
+        map_printed: core::sync::atomic::AtomicBool::new(false),
+    };
+    (inner, end, limit)
+}
+
+/// A concurrent scope whose close is left to the code that opened it, for scopes that
+/// outlive the opening call (a loaded slot's, see `crate::slots`). The scope, its
+/// record and what its close needs live together wherever the opener put this value.
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
+pub(crate) struct Detached<'env> {
+    /// The scope lent to the builders.
+    pub(crate) scope: ConcurrentScope<'env>,
+    extras: Extras,
+    info: ScopeInfo,
+    outer_reserved: SavedGaps,
+    parent: Option<NonNull<ScopeInfo>>,
+}
+
+#[cfg_attr(not(feature = "std"), allow(dead_code))]
+impl<'env> Detached<'env> {
+    /// Opens a concurrent scope on `cursor`'s free room (up to its limit) and writes it
+    /// to `at`, linking its record as the block's innermost scope.
+    ///
+    /// # Safety
+    /// `cursor` belongs to `alloc` and is not suspended; `at` is valid for writes,
+    /// lies below the cursor's bump pointer, and stays put until
+    /// [`close`](Self::close); `name` outlives it; nothing else allocates on `cursor`
+    /// or opens scopes on `alloc` until the close.
+    pub(crate) unsafe fn open(
+        alloc: &LinearAllocator,
+        cursor: &Cursor,
+        name: &str,
+        config: ConcurrentConfig,
+        at: NonNull<Detached<'env>>,
+    ) {
+        let (inner, end, limit) = lay_out(alloc, cursor, name, config, None);
+        let start = inner.start;
+        let budget = inner.budget;
+        let d = at.as_ptr();
+        let parent = alloc.innermost();
+        // SAFETY: `at` is valid for writes (caller); each field is written once, and
+        // the pointers taken point into `*at`, which stays put until the close.
+        unsafe {
+            ptr::addr_of_mut!((*d).scope).write(ConcurrentScope {
+                inner,
+                _env: PhantomData,
+            });
+            let inner = NonNull::new_unchecked(ptr::addr_of_mut!((*d).scope.inner));
+            ptr::addr_of_mut!((*d).extras).write(Extras::with_detail(budget, inner.cast()));
+            let extras = NonNull::new_unchecked(ptr::addr_of_mut!((*d).extras));
+            ptr::addr_of_mut!((*d).info).write(ScopeInfo::new(name, start, parent, Some(extras)));
+            let info = NonNull::new_unchecked(ptr::addr_of_mut!((*d).info));
+            (*d).scope.inner.info.set(info);
+            // As in `scope_concurrent_with`: the cursor stands at the region's end and
+            // its limit goes back at once.
+            cursor.set_limit(end);
+            ptr::addr_of_mut!((*d).outer_reserved).write(alloc.begin_reservation(cursor));
+            cursor.set_limit(limit);
+            ptr::addr_of_mut!((*d).parent).write(parent);
+            alloc.set_innermost(Some(info));
+        }
+    }
+
+    /// Closes the scope: runs every finalizer chain (a panicking destructor skips no
+    /// other), rewinds `cursor` to where the scope began and unlinks its record.
+    ///
+    /// # Safety
+    /// `self` was opened with [`open`](Self::open) on `alloc` and `cursor`, is closed
+    /// once, and every thread that used the scope is done with it (joined, or its
+    /// borrow ended before the caller got exclusive access).
+    pub(crate) unsafe fn close(&self, alloc: &LinearAllocator, cursor: &Cursor) {
+        drop(Close {
+            alloc,
+            cursor,
+            inner: &self.scope.inner,
+            outer_reserved: self.outer_reserved,
+            parent: self.parent,
+        });
     }
 }

@@ -79,6 +79,13 @@ unsafe impl<'s> Core<'s> for &LocalScope<'s> {
         self.own_slot().map_or(0, |slot| slot.end())
     }
 
+    #[inline]
+    fn fits_new_region(self, size: usize, align: usize) -> bool {
+        // As `bump_slow` decides: a thread with its own slot starts a new chunk for a
+        // request small enough, and bumps it at the chunk's top.
+        self.own_slot().is_some() && size.saturating_add(align) <= self.inner_large()
+    }
+
     #[inline(always)]
     unsafe fn set_top(self, to: usize) {
         if let Some(slot) = self.own_slot() {

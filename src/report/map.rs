@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 use core::fmt::{self, Write as _};
 
 use super::concurrent::ConcurrentReport;
+use super::slots::SlotsReport;
 
 /// A snapshot of a block: its totals and every live scope, outermost first.
 ///
@@ -85,6 +86,10 @@ pub struct ScopeReport {
     /// chunks its threads claimed. Its finalizers live in per-thread chains that only
     /// their threads may read while it is open, so `finalizers` is 0 for it.
     pub concurrent: Option<ConcurrentReport>,
+    /// The [`Slots`](crate::Slots) carved from this scope, in the order made. Each
+    /// also shows in [`pools`](Self::pools), as a `"Slots"` row that owns one `"Slot"`
+    /// row per slot, so text and picture draw them.
+    pub slots: Vec<SlotsReport>,
 }
 
 /// A pool or store carved from a scope, in a [`ScopeReport`]: a [`Pool`](crate::Pool),
@@ -134,6 +139,11 @@ pub struct PoolReport {
     /// `"Pool"` (the concurrent [`Pool`](crate::Pool)), `"DensePool"` or `"Store"`. A
     /// store's versions live in a `Pool` of its own, listed just before it, whose
     /// [`owner`](Self::owner) is the store's row.
+    ///
+    /// A [`Slots`](crate::Slots) shows as a `"Slots"` row (its name as the type, `len`
+    /// slots held of `capacity`), after the pools, owning one `"Slot"` row per slot
+    /// (the holder's name or `free` as the type, `len` bytes used of `capacity`, the
+    /// slot's high-water mark in bytes); [`ScopeReport::slots`] has the same as data.
     pub kind: &'static str,
     /// The element type without module paths, at every depth:
     /// `Version<[f32; 4]>`, not `scope_stack::store::Version<[f32; 4]>`.
@@ -360,6 +370,34 @@ impl fmt::Display for MemoryMap {
                 let mut plabel = String::new();
                 for _ in 0..=(s.depth as usize + level) {
                     plabel.push_str("  ");
+                }
+                if p.kind == "Slots" || p.kind == "Slot" {
+                    let _ = write!(plabel, "- {} {}", p.kind, p.type_name);
+                    if p.kind == "Slots" {
+                        writeln!(
+                            f,
+                            "  {:<nw$}  {:>10}  {:>10}  {}/{} slots held (high-water {})",
+                            plabel,
+                            p.offset,
+                            Bytes(p.bytes),
+                            p.len,
+                            p.capacity,
+                            p.high_water_len,
+                            nw = name_width
+                        )?;
+                    } else {
+                        writeln!(
+                            f,
+                            "  {:<nw$}  {:>10}  {:>10}  used {} (high-water {})",
+                            plabel,
+                            p.offset,
+                            Bytes(p.bytes),
+                            Bytes(p.len),
+                            Bytes(p.high_water_len),
+                            nw = name_width
+                        )?;
+                    }
+                    continue;
                 }
                 let _ = write!(plabel, "- {}<{}>", p.kind, p.type_name);
                 writeln!(

@@ -11,6 +11,7 @@
 mod concurrent;
 mod layout;
 mod map;
+mod slots;
 mod svg;
 mod type_name;
 
@@ -20,6 +21,7 @@ use crate::block::linear::LinearAllocator;
 use crate::concurrent::{ConcurrentScope, Inner};
 use crate::scope::info::{PoolLink, PoolSnapshot, ScopeInfo};
 use crate::scope::ScopeStack;
+use crate::slots::carve::SLOTS_KIND;
 use alloc::string::String;
 
 use concurrent::{concurrent_of, concurrent_report};
@@ -27,6 +29,7 @@ pub use concurrent::{ChunkReport, ConcurrentReport};
 #[doc(hidden)]
 pub use layout::{SvgLabel, SvgLayout};
 pub use map::{MemoryMap, PoolReport, ScopeReport};
+pub use slots::{SlotReport, SlotState, SlotsReport};
 use type_name::short_type_name;
 
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
@@ -95,6 +98,11 @@ pub(crate) fn pool_rows(info: &ScopeInfo, capacity: usize, block_start: usize) -
         // SAFETY: pool links live in this scope's memory and stay valid while the
         // scope is live (see `ScopeInfo::add_pool`).
         let l = unsafe { l.as_ref() };
+        if l.kind == SLOTS_KIND {
+            // Listed after the pools, with a row per slot (see `slots_of`).
+            link = l.next;
+            continue;
+        }
         // SAFETY: as above; `snapshot` was registered with this link's pool.
         let p = unsafe { (l.snapshot)(l) };
         let offset = pool_offset(&p, l, capacity, block_start);
@@ -121,7 +129,70 @@ pub(crate) fn pool_rows(info: &ScopeInfo, capacity: usize, block_start: usize) -
             row.owner = Some(owner);
         }
     }
+    for set in slots_of(info, block_start) {
+        let first = pools.len();
+        pools.extend(slot_pool_rows(&set, first));
+    }
     pools
+}
+
+/// The pool-style rows of a `Slots`: one for the set (`kind` `"Slots"`, `len` slots
+/// held of `capacity`) and, owned by it, one per slot (`kind` `"Slot"`, `len` bytes
+/// used of `capacity` bytes, the holder's name or `free` as the type), so the text and
+/// the picture draw the slots nested in their set. `first` is the index the set's row
+/// will have.
+fn slot_pool_rows(report: &SlotsReport, first: usize) -> Vec<PoolReport> {
+    let mut rows = Vec::with_capacity(report.count + 1);
+    rows.push(PoolReport {
+        kind: "Slots",
+        type_name: report.name.clone(),
+        full_type_name: "scope_stack::Slots",
+        owner: None,
+        len: report.loaded,
+        capacity: report.count,
+        high_water_len: report.most_loaded,
+        high_water_exact: true,
+        offset: report.offset,
+        bytes: report.stride * report.count,
+    });
+    for slot in &report.slots {
+        let type_name = match (&slot.holder, slot.state) {
+            (Some(name), _) => name.clone(),
+            (None, SlotState::Free) => String::from("free"),
+            (None, _) => String::from("building"),
+        };
+        rows.push(PoolReport {
+            kind: "Slot",
+            type_name,
+            full_type_name: "scope_stack::Slots",
+            owner: Some(first),
+            len: slot.used,
+            capacity: report.bytes_each,
+            high_water_len: slot.high_water_mark,
+            high_water_exact: true,
+            offset: slot.offset,
+            bytes: report.bytes_each,
+        });
+    }
+    rows
+}
+
+/// The reports of the [`Slots`](crate::Slots) carved from a scope, in the order made.
+pub(crate) fn slots_of(info: &ScopeInfo, block_start: usize) -> Vec<SlotsReport> {
+    let mut out = Vec::new();
+    let mut link = info.pools();
+    while let Some(l) = link {
+        // SAFETY: as in `pool_rows`.
+        let l = unsafe { l.as_ref() };
+        if l.kind == SLOTS_KIND {
+            // SAFETY: a link of this kind was registered by `new_slots`; its scope is
+            // live.
+            out.push(unsafe { slots::slots_report(l, block_start) });
+        }
+        link = l.next;
+    }
+    out.reverse();
+    out
 }
 
 /// Where a pool's storage begins, as an offset inside the block.
@@ -190,6 +261,7 @@ pub(crate) fn scope_row(
         budget: info.budget(),
         pools,
         concurrent,
+        slots: slots_of(info, block_start),
     }
 }
 

@@ -509,6 +509,20 @@ impl<'s> ScopeStack<'s> {
         }
     }
 
+    /// A handle on a scope whose cursor and record live outside any scope call (a
+    /// slot's, see `crate::slots`), so the handle may be lent for as long as they live.
+    ///
+    /// # Safety
+    /// `info` is the innermost live record on `cursor`'s block for as long as the
+    /// handle is used to allocate, and both outlive `'s`.
+    pub(crate) unsafe fn from_parts(cursor: &'s Cursor, info: &'s ScopeInfo) -> ScopeStack<'s> {
+        ScopeStack {
+            cursor,
+            info,
+            _invariant: PhantomData,
+        }
+    }
+
     /// The bump cursor this scope allocates through.
     pub(crate) fn cursor(&self) -> &'s Cursor {
         self.cursor

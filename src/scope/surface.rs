@@ -77,6 +77,11 @@ unsafe impl<'s> Core<'s> for &ScopeStack<'s> {
     }
 
     #[inline(always)]
+    fn fits_new_region(self, _size: usize, _align: usize) -> bool {
+        false // a scope has one region: its cursor's
+    }
+
+    #[inline(always)]
     unsafe fn set_top(self, to: usize) {
         self.cursor.set_cur(to);
     }

@@ -173,11 +173,28 @@ fn claim_more<'s, C: Core<'s>, T>(
         .checked_add(built)
         .and_then(|b| b.checked_add(size))
         .ok_or_else(|| overflow(c, align))?;
-    let start = bump_checked(c, bytes, align)?;
+    // When the slice fits at the top of the current region (or of a fresh one, such as a
+    // thread's next chunk), bump the minimum there and claim ahead in place below. Otherwise ask for the room ahead at once (new room
+    // elsewhere, such as a concurrent scope's direct claim, has no top to grow into
+    // later), and for the bare minimum only when that does not fit.
+    let top = c.top();
+    let aligned = top.checked_add(align - 1).map(|t| t & !(align - 1));
+    let fits_here = aligned.is_some_and(|a| a <= c.limit() && bytes <= c.limit() - a);
+    let ahead_at_once = if fits_here || c.fits_new_region(bytes, align) {
+        None
+    } else {
+        bytes
+            .checked_add(ahead)
+            .and_then(|more| Some((bump_checked(c, more, align).ok()?, more)))
+    };
+    let (start, got) = match ahead_at_once {
+        Some(claimed) => claimed,
+        None => (bump_checked(c, bytes, align)?, bytes),
+    };
     let start_addr = start.as_ptr().addr();
-    let bumped_to = start_addr + bytes;
-    // SAFETY: `start` has room for `head` bytes and `len + 1` elements, is fresh (so it
-    // does not overlap the old elements) and aligned. The elements are moved bitwise;
+    let bumped_to = start_addr + got;
+    // SAFETY: `start` has room for `head` bytes and `len + 1` elements (and `got` bytes
+    // in all), is fresh (so it does not overlap the old elements) and aligned. The elements are moved bitwise;
     // their old copies are never used again.
     unsafe {
         let first = start.add(head).cast::<T>();
@@ -186,7 +203,7 @@ fn claim_more<'s, C: Core<'s>, T>(
     }
     grow.end = start_addr + head + built;
     grow.claimed = bumped_to;
-    if c.top() == bumped_to {
+    if got == bytes && c.top() == bumped_to {
         // The new room is the top of the region: claim some more ahead where it fits.
         let extra = c.limit().saturating_sub(bumped_to).min(ahead);
         grow.claimed = bumped_to + extra;

@@ -68,6 +68,11 @@ pub unsafe trait Core<'s>: Copy {
     /// The end of the room above [`top`](Self::top) (at most `top` when there is none).
     fn limit(self) -> usize;
 
+    /// Whether a bump of `size` bytes at `align` that does not fit above
+    /// [`top`](Self::top) would start a fresh region and land at its top (a thread's
+    /// next chunk), rather than fail or be placed apart from any region.
+    fn fits_new_region(self, size: usize, align: usize) -> bool;
+
     /// Moves the bump pointer of this surface's region to `to`.
     ///
     /// # Safety

@@ -1,0 +1,318 @@
+//! Carving slots out of a scope: [`ScopeStack::new_slots`] and its `try_` form, and the
+//! [`Slots`] object itself.
+//!
+//! This module owns the `Slots` layout. Invariant: the table, the sub-blocks and the
+//! `Slots` object all live in the carving scope's memory (nothing on the global heap);
+//! sub-block `i` is `[region + i * stride, region + i * stride + bytes_each)`, each
+//! slot starts free, and each sub-block's root cursor names that sub-block as its
+//! owner (a block of its own, so nothing a slot does touches the parent block).
+
+use core::alloc::Layout;
+use core::ptr::NonNull;
+
+use crate::block::linear::LinearAllocator;
+use crate::error::{AllocError, AllocErrorKind};
+use crate::scope::ScopeStack;
+use crate::sync::{AtomicUsize, Ordering};
+
+use super::table::Record;
+
+/// The `kind` of a `Slots`' record in its scope's list of pools (reports tell it apart
+/// by this).
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+pub(crate) const SLOTS_KIND: &str = "Slots";
+
+/// Sub-blocks start on their own cache line.
+const SLOT_ALIGN: usize = 64;
+
+/// A scope's memory cut into equal sub-blocks (slots), each loaded and unloaded on its
+/// own, in any order, from any thread.
+///
+/// Carve one with [`ScopeStack::new_slots`]; load a slot with [`load`](Self::load)
+/// (or [`load_concurrent`](Self::load_concurrent) for a root built by many threads),
+/// and free it by dropping the [`Loaded`](crate::Loaded) you got. See
+/// [`crate::slots`] for both patterns (streaming levels, a frame ring).
+///
+/// ```
+/// use scope_stack::{slot_root, LinearAllocator};
+/// slot_root!(struct Text = for<'s> &'s str);
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+/// memory.scope("game", |game| {
+///     let slots = game.new_slots("levels", 2, 4096);
+///     assert_eq!((slots.count(), slots.bytes_each(), slots.loaded()), (2, 4096, 0));
+///     let a = slots.load::<Text>("a", |s| &*s.alloc_str("first")).unwrap();
+///     assert_eq!(slots.loaded(), 1);
+///     drop(a);
+///     assert_eq!(slots.loaded(), 0);
+/// });
+/// ```
+pub struct Slots {
+    /// `count` records (in the carving scope's memory).
+    pub(crate) records: NonNull<Record>,
+    pub(crate) count: usize,
+    pub(crate) bytes_each: usize,
+    /// Distance between sub-blocks.
+    pub(crate) stride: usize,
+    /// Address of sub-block 0.
+    pub(crate) region: usize,
+    /// The name given to `new_slots` (in the carving scope's memory).
+    name: NonNull<str>,
+    /// Where the next claim starts looking (round robin).
+    next: AtomicUsize,
+    /// Slots held now, and the most ever held at once.
+    pub(crate) held: AtomicUsize,
+    pub(crate) most_held: AtomicUsize,
+    /// Threads waiting for a slot, and the word they sleep on (see `super::wait`).
+    #[cfg(feature = "std")]
+    pub(crate) waiters: crate::sync::AtomicU32,
+    #[cfg(feature = "std")]
+    pub(crate) futex: crate::sync::Futex,
+}
+
+// SAFETY: a `Slots` is shared by every thread that loads or drops a slot. Its own fields
+// are read-only after carving or atomic. A record's non-atomic part (`Holder`: the
+// sub-block with its `Cell`s, the scope record, the root) is touched only by the
+// thread that holds that slot, which it won with a compare-exchange and gives up with
+// a release store (see `super::table`), so no two threads touch it at once and each
+// holder sees its predecessor's writes. What a `Loaded` exposes across threads is
+// governed by its own `Send`/`Sync` rules (see `super::loaded`).
+unsafe impl Sync for Slots {}
+// SAFETY: as above; nothing in a `Slots` is tied to the thread that carved it (it is
+// only ever reached through `&Slots`, but a finalizer may drop it on the thread that
+// closes the carving scope).
+unsafe impl Send for Slots {}
+
+impl Slots {
+    /// The name given to [`ScopeStack::new_slots`].
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("game", |game| assert_eq!(game.new_slots("frames", 3, 1024).name(), "frames"));
+    /// ```
+    pub fn name(&self) -> &str {
+        // SAFETY: the name was copied into the carving scope's memory, which outlives
+        // every `&Slots`.
+        unsafe { self.name.as_ref() }
+    }
+
+    /// Number of slots.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("game", |game| assert_eq!(game.new_slots("frames", 3, 1024).count(), 3));
+    /// ```
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Bytes each slot's scope may use (its root and the root's record included).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("game", |game| assert_eq!(game.new_slots("frames", 3, 1000).bytes_each(), 1000));
+    /// ```
+    pub fn bytes_each(&self) -> usize {
+        self.bytes_each
+    }
+
+    /// Slots held now (being built or loaded). Other threads may change it at any time.
+    ///
+    /// ```
+    /// # use scope_stack::{slot_root, LinearAllocator};
+    /// slot_root!(struct Unit = for<'s> ());
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("game", |game| {
+    ///     let slots = game.new_slots("frames", 3, 1024);
+    ///     let _a = slots.load::<Unit>("a", |_| ()).unwrap();
+    ///     assert_eq!(slots.loaded(), 1);
+    /// });
+    /// ```
+    pub fn loaded(&self) -> usize {
+        self.held.load(Ordering::Relaxed)
+    }
+
+    /// Slot `i`'s record.
+    #[inline]
+    pub(crate) fn record(&self, i: usize) -> &Record {
+        debug_assert!(i < self.count);
+        // SAFETY: `i < count`; the records were initialised when the slots were carved
+        // and live in the carving scope's memory, as long as `self`.
+        unsafe { &*self.records.as_ptr().add(i) }
+    }
+
+    /// Claims a free slot, looking from where the last claim left off (so a ring of
+    /// frames goes round), and returns its index.
+    #[inline]
+    pub(crate) fn claim(&self) -> Option<usize> {
+        let n = self.count;
+        let mut i = self.next.load(Ordering::Relaxed);
+        if i >= n {
+            i = 0;
+        }
+        for _ in 0..n {
+            if self.record(i).try_claim() {
+                self.next.store(i + 1, Ordering::Relaxed);
+                let held = self.held.fetch_add(1, Ordering::Relaxed) + 1;
+                if held > self.most_held.load(Ordering::Relaxed) {
+                    self.most_held.fetch_max(held, Ordering::Relaxed);
+                }
+                return Some(i);
+            }
+            i += 1;
+            if i == n {
+                i = 0;
+            }
+        }
+        None
+    }
+}
+
+impl core::fmt::Debug for Slots {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Slots")
+            .field("name", &self.name())
+            .field("count", &self.count)
+            .field("bytes_each", &self.bytes_each)
+            .field("loaded", &self.loaded())
+            .finish()
+    }
+}
+
+impl<'s> ScopeStack<'s> {
+    /// Carves `count` slots of `bytes_each` bytes from this scope: see [`Slots`].
+    ///
+    /// # Panics
+    /// Where [`try_new_slots`](Self::try_new_slots) returns an error.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("game", |game| {
+    ///     let levels = game.new_slots("levels", 2, 256 << 10);
+    ///     assert_eq!(levels.count(), 2);
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn new_slots(&self, name: &str, count: usize, bytes_each: usize) -> &'s Slots {
+        match self.try_new_slots(name, count, bytes_each) {
+            Ok(s) => s,
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Carves `count` slots of `bytes_each` bytes from this scope, or says why it
+    /// cannot. The scope gives `count * bytes_each` bytes (each slot rounded up to 64)
+    /// plus a table of about 200 bytes per slot.
+    ///
+    /// # Errors
+    /// - [`AllocErrorKind::InvalidCapacity`] for a `count` or `bytes_each` of 0;
+    /// - [`AllocErrorKind::CapacityOverflow`] when `count * bytes_each` overflows;
+    /// - [`AllocErrorKind::OutOfMemory`] (or a budget's error) when the scope has no
+    ///   room; memory taken before the failing part stays taken until the scope ends.
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("game", |game| {
+    ///     let err = game.try_new_slots("levels", 0, 1024).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::InvalidCapacity);
+    ///     let err = game.try_new_slots("levels", usize::MAX / 2, 1024).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::CapacityOverflow);
+    ///     let err = game.try_new_slots("levels", 2, 1 << 20).unwrap_err();
+    ///     assert_eq!(err.kind(), AllocErrorKind::OutOfMemory);
+    /// });
+    /// ```
+    pub fn try_new_slots(
+        &self,
+        name: &str,
+        count: usize,
+        bytes_each: usize,
+    ) -> Result<&'s Slots, AllocError> {
+        if count == 0 || bytes_each == 0 {
+            return Err(self.error(AllocErrorKind::InvalidCapacity, 0, SLOT_ALIGN));
+        }
+        let overflow = || self.error(AllocErrorKind::CapacityOverflow, usize::MAX, SLOT_ALIGN);
+        let stride = bytes_each
+            .checked_add(SLOT_ALIGN - 1)
+            .ok_or_else(overflow)?
+            & !(SLOT_ALIGN - 1);
+        let region_bytes = stride.checked_mul(count).ok_or_else(overflow)?;
+        let region_layout =
+            Layout::from_size_align(region_bytes, SLOT_ALIGN).map_err(|_| overflow())?;
+        Layout::array::<Record>(count).map_err(|_| overflow())?;
+        let records = self.try_alloc_array_uninit::<Record>(count)?;
+        let region = self.try_alloc_layout(region_layout)?;
+        let name = NonNull::from(&*self.try_alloc_str(name)?);
+        for i in 0..count {
+            let start = region.as_ptr().addr() + i * stride;
+            let block = LinearAllocator::sub_block(self.cursor().ptr_at(start), bytes_each);
+            // SAFETY: `records` has room for `count` records (just carved), and the
+            // new record is not yet shared.
+            unsafe {
+                let rec = records.as_ptr().add(i);
+                rec.write(Record::new(block));
+                // A shared borrow of the one field, through the cell's raw pointer (as
+                // every later access is), so no access to another field invalidates it.
+                let block = &*core::ptr::addr_of!((*(*rec).holder_ptr()).block);
+                // The sub-block's scopes find their block through its root cursor.
+                block.root().set_owner(NonNull::from(block).cast());
+            }
+        }
+        let slots = Slots {
+            records,
+            count,
+            bytes_each,
+            stride,
+            region: region.as_ptr().addr(),
+            name,
+            next: AtomicUsize::new(0),
+            held: AtomicUsize::new(0),
+            most_held: AtomicUsize::new(0),
+            #[cfg(feature = "std")]
+            waiters: crate::sync::AtomicU32::new(0),
+            #[cfg(feature = "std")]
+            futex: crate::sync::Futex::new(),
+        };
+        // A finalizer drops it with the scope (its futex may own OS resources); the
+        // records need none: a slot still held then was leaked on purpose
+        // (`mem::forget` of its `Loaded`), and leaking is what it asked for.
+        let slots: &'s Slots = self.try_new_object(slots).map_err(|e| e.error)?;
+        #[cfg(feature = "alloc")]
+        // SAFETY: the link names the `Slots`, which lives in this scope's memory until
+        // the scope ends; `slots_snapshot` reads only its atomics.
+        unsafe {
+            self.register_pool(crate::scope::info::PoolLink {
+                ptr: NonNull::from(slots).cast(),
+                words: [0; 5],
+                kind: SLOTS_KIND,
+                type_name: "",
+                snapshot: slots_snapshot,
+                next: None,
+            })
+        };
+        Ok(slots)
+    }
+}
+
+/// The pool-style summary of a `Slots` (held slots out of `count`).
+///
+/// # Safety
+/// `link.ptr` points at a live `Slots`.
+#[cfg(feature = "alloc")]
+unsafe fn slots_snapshot(link: &crate::scope::info::PoolLink) -> crate::scope::info::PoolSnapshot {
+    // SAFETY: per the caller.
+    let slots = unsafe { link.ptr.cast::<Slots>().as_ref() };
+    crate::scope::info::PoolSnapshot {
+        len: slots.loaded(),
+        capacity: slots.count,
+        high_water_len: slots.most_held.load(Ordering::Relaxed),
+        high_water_exact: true,
+        addr: slots.region,
+        bytes: slots.stride * slots.count,
+        owns: None,
+    }
+}

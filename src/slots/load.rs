@@ -1,0 +1,377 @@
+//! Loading a slot through a plain scope ([`Slots::load`], [`Slots::try_load`]) and
+//! unloading any slot: the open and close of a slot's scope.
+//!
+//! This module owns a slot scope's lifecycle. Invariants:
+//! - A slot's scope is opened only by the thread that claimed the slot, as the one
+//!   live scope on the slot's own sub-block (its record lives in the table, never in a
+//!   stack frame, and is never linked into the parent block's list).
+//! - Unloading drops the root first (so its destructor still sees every value it may
+//!   borrow), then closes the concurrent scope if there is one, then runs the slot
+//!   scope's chain, then rewinds the sub-block and frees the slot; each step runs even
+//!   when an earlier one panics.
+//! - The holder's fields are reached through raw pointers, one field at a time, so the
+//!   references lent to `build` (the handle, the record, the sub-block) stay valid while
+//!   the root is stored and read back.
+
+// A `SlotError` keeps its names inline (no heap, so it works without `alloc`): it is
+// large, but built only on the cold path, and a `Result` of it costs nothing more on
+// the success path than the `Loaded` it holds.
+#![allow(clippy::result_large_err)]
+
+use core::alloc::Layout;
+use core::mem::size_of;
+use core::ptr::{self, NonNull};
+
+use crate::error::AllocError;
+use crate::scope::info::ScopeInfo;
+use crate::scope::ScopeStack;
+use crate::sync::Ordering;
+
+use super::carve::Slots;
+use super::error::{SlotError, SlotErrorKind};
+use super::loaded::Loaded;
+use super::root::SlotRoot;
+use super::table::{copy_name, DropRoot, Holder, LOADED};
+
+impl Slots {
+    /// Takes a free slot, opens a scope on it, lets `build` place the root there, and
+    /// returns the [`Loaded`] slot. `build` receives a full [`ScopeStack`] (pools,
+    /// dense pools, stores, strings, collections); the root it returns may borrow from
+    /// it. Dropping the `Loaded` drops the root, runs the slot's finalizers newest
+    /// first and frees the slot.
+    ///
+    /// The slot is free again if `build` panics (what it placed is dropped). A value
+    /// that does not fit in the slot makes the placing method panic inside `build`
+    /// (use its `try_` form, or [`try_load`](Self::try_load), to get an error).
+    ///
+    /// # Errors
+    /// [`SlotErrorKind::Full`] when every slot is held, naming their holders;
+    /// [`SlotErrorKind::Alloc`] when the root itself does not fit.
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, LinearAllocator, Pool};
+    ///
+    /// struct Enemy { hp: u32 }
+    /// struct Level<'s> { enemies: &'s Pool<'s, Enemy>, title: &'s str }
+    /// slot_root!(struct LevelRoot = for<'s> Level<'s>);
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("game", |game| {
+    ///     let levels = game.new_slots("levels", 2, 64 << 10);
+    ///     let mut level = levels
+    ///         .load::<LevelRoot>("forest", |scope| {
+    ///             let enemies = scope.new_pool(64);
+    ///             let _ = enemies.insert(Enemy { hp: 10 }).ok().unwrap().into_handle();
+    ///             Level { enemies, title: scope.alloc_str("The Forest") }
+    ///         })
+    ///         .unwrap();
+    ///     level.with(|l| assert_eq!((l.enemies.len(), l.title), (1, "The Forest")));
+    ///     // While it plays, the level may keep allocating into its slot.
+    ///     level.with_mut(|l, scope| l.title = scope.alloc_str("The Forest (night)"));
+    ///     assert_eq!(level.name(), "forest");
+    /// });
+    /// ```
+    pub fn load<R: SlotRoot>(
+        &self,
+        name: &str,
+        build: impl for<'x> FnOnce(&'x ScopeStack<'x>) -> R::Of<'x>,
+    ) -> Result<Loaded<'_, R>, SlotError> {
+        let Some(index) = self.claim() else {
+            return Err(SlotError::busy(SlotErrorKind::Full, self, name));
+        };
+        // SAFETY: this thread just claimed slot `index`.
+        unsafe { self.build_plain::<R>(index, name, |s| Ok(build(s))) }
+    }
+
+    /// Like [`load`](Self::load), with a `build` that may fail: its error (a slot too
+    /// small for what it placed) comes back as a [`SlotErrorKind::Alloc`] error, and
+    /// the slot is free again, with what `build` placed dropped.
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, AllocErrorKind, LinearAllocator, SlotErrorKind};
+    /// slot_root!(struct Bytes = for<'s> &'s [u8]);
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("game", |game| {
+    ///     let slots = game.new_slots("chunks", 1, 1024);
+    ///     let err = slots
+    ///         .try_load::<Bytes>("big", |s| Ok(&*s.try_alloc_slice_copy(&[0u8; 4096])?))
+    ///         .unwrap_err();
+    ///     assert_eq!(err.kind(), SlotErrorKind::Alloc);
+    ///     assert_eq!(err.alloc_error().unwrap().kind(), AllocErrorKind::OutOfMemory);
+    ///     assert_eq!(slots.loaded(), 0);
+    ///     let ok = slots.try_load::<Bytes>("small", |s| Ok(&*s.try_alloc_slice_copy(&[1u8; 100])?));
+    ///     assert_eq!(ok.unwrap().with(|b| b.len()), 100);
+    /// });
+    /// ```
+    pub fn try_load<R: SlotRoot>(
+        &self,
+        name: &str,
+        build: impl for<'x> FnOnce(&'x ScopeStack<'x>) -> Result<R::Of<'x>, AllocError>,
+    ) -> Result<Loaded<'_, R>, SlotError> {
+        let Some(index) = self.claim() else {
+            return Err(SlotError::busy(SlotErrorKind::Full, self, name));
+        };
+        // SAFETY: this thread just claimed slot `index`.
+        unsafe { self.build_plain::<R>(index, name, build) }
+    }
+
+    /// Opens the scope on claimed slot `index`, builds the root, and hands out the
+    /// `Loaded`; on an error or a panic, unloads the slot.
+    ///
+    /// # Safety
+    /// This thread has just claimed slot `index`.
+    pub(crate) unsafe fn build_plain<R: SlotRoot>(
+        &self,
+        index: usize,
+        name: &str,
+        build: impl for<'x> FnOnce(&'x ScopeStack<'x>) -> Result<R::Of<'x>, AllocError>,
+    ) -> Result<Loaded<'_, R>, SlotError> {
+        // SAFETY: per the caller.
+        unsafe { self.open(index, name) };
+        let unload = Unload { slots: self, index };
+        // SAFETY: the slot is open; the handle lives in the table until it unloads.
+        let handle = unsafe { self.handle(index) };
+        let placed = match build(handle) {
+            Ok(root) => place_root(handle, root),
+            Err(e) => Err(e),
+        };
+        match placed {
+            Ok(root) => {
+                // SAFETY: we hold the slot; the root was placed in its memory.
+                unsafe { self.finish_load(index, root) };
+                core::mem::forget(unload);
+                Ok(Loaded::new(self, index, root.0))
+            }
+            // `unload` frees the slot (the root, if built, was dropped by `place_root`).
+            Err(e) => Err(SlotError::alloc(self, name, e)),
+        }
+    }
+
+    /// Records the root and publishes the slot as loaded.
+    ///
+    /// # Safety
+    /// This thread holds slot `index`, and `root` was placed in its memory.
+    pub(crate) unsafe fn finish_load(&self, index: usize, root: (NonNull<u8>, DropRoot)) {
+        let rec = self.record(index);
+        let h = rec.holder_ptr();
+        // SAFETY: we hold the slot; one field, through the raw pointer.
+        unsafe { ptr::addr_of_mut!((*h).root).write(Some(root)) };
+        self.publish(index);
+        rec.state.store(LOADED, Ordering::Release);
+    }
+
+    /// Publishes slot `index`'s use for reports (holder only).
+    pub(crate) fn publish(&self, index: usize) {
+        let rec = self.record(index);
+        // SAFETY: only the holder calls this; a shared borrow of one field.
+        let block = unsafe { &(*rec.holder_ptr()).block };
+        // SAFETY: as above.
+        let concurrent = unsafe { (*rec.holder_ptr()).concurrent };
+        if let Some(c) = concurrent {
+            // SAFETY: the concurrent scope lives in the slot until it unloads.
+            let top = unsafe { c.as_ref() }.scope.inner.region.top();
+            let used = top - self.start_of(index);
+            rec.publish_use(used, used);
+            return;
+        }
+        // No reservation is live between calls, so the bump pointer is the use; the
+        // sub-block's own high-water mark is folded in when the slot unloads.
+        let used = block.root().cur() - self.start_of(index);
+        rec.publish_use(used, used);
+    }
+
+    /// Address where slot `index`'s sub-block begins.
+    #[inline]
+    pub(crate) fn start_of(&self, index: usize) -> usize {
+        self.region + index * self.stride
+    }
+
+    /// Opens the slot scope on claimed slot `index`: names it, writes its record and
+    /// handle into the table, and links the record as its sub-block's only live scope.
+    ///
+    /// # Safety
+    /// This thread has just claimed slot `index`.
+    pub(crate) unsafe fn open(&self, index: usize, name: &str) {
+        let rec = self.record(index);
+        let h: *mut Holder = rec.holder_ptr();
+        // Only the holder writes `loads`.
+        rec.loads
+            .store(rec.loads.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        // SAFETY: we hold the slot (caller), so nobody else touches the holder; every
+        // reference lent by the previous holder is gone (its `Loaded` was dropped).
+        // Fields are reached one at a time through the raw pointer.
+        unsafe {
+            let buf = &mut *ptr::addr_of_mut!((*h).name);
+            let len = copy_name(buf, name);
+            ptr::addr_of_mut!((*h).name_len).write(len);
+            rec.publish_name(&*ptr::addr_of!((*h).name), len);
+            let name: &str = rec.holder_name();
+            let block = &*ptr::addr_of!((*h).block);
+            let cursor = block.root();
+            let info = ptr::addr_of_mut!((*h).info).cast::<ScopeInfo>();
+            info.write(ScopeInfo::new(name, cursor.cur(), None, None));
+            block.set_innermost(Some(NonNull::new_unchecked(info)));
+            let handle = ScopeStack::from_parts(&*ptr::from_ref(cursor), &*info);
+            ptr::addr_of_mut!((*h).handle)
+                .cast::<ScopeStack<'static>>()
+                .write(handle);
+        }
+    }
+
+    /// The handle of open slot `index`, with a lifetime the caller picks.
+    ///
+    /// # Safety
+    /// Slot `index` is open and held by the caller's `Loaded` (or build); the caller
+    /// lends the handle only for as long as the slot stays open.
+    #[inline]
+    pub(crate) unsafe fn handle<'x>(&self, index: usize) -> &'x ScopeStack<'x> {
+        let h = self.record(index).holder_ptr();
+        // SAFETY: per the caller the handle is initialised and stays put while the slot
+        // is open (the table lives in the carving scope's memory).
+        unsafe { &*ptr::addr_of!((*h).handle).cast::<ScopeStack<'x>>() }
+    }
+
+    /// Unloads slot `index`: drops the root, closes the concurrent scope if any, runs
+    /// the slot scope's chain, rewinds the sub-block and frees the slot. Each step runs
+    /// even if an earlier destructor panics.
+    ///
+    /// # Safety
+    /// The caller holds slot `index` (it is open) and nothing will use its values
+    /// again.
+    pub(crate) unsafe fn unload(&self, index: usize) {
+        /// Rewinds and frees the slot (the last step).
+        struct Finish<'a>(&'a Slots, usize);
+        impl Drop for Finish<'_> {
+            fn drop(&mut self) {
+                let (slots, index) = (self.0, self.1);
+                let rec = slots.record(index);
+                let h = rec.holder_ptr();
+                // SAFETY: we hold the slot; fields one at a time.
+                let block = unsafe { &*ptr::addr_of!((*h).block) };
+                let cursor = block.root();
+                let start = slots.start_of(index);
+                #[cfg(feature = "debug-fill")]
+                crate::block::debug_fill::released(cursor, start);
+                block.rewind(cursor, start);
+                block.set_innermost(None);
+                // SAFETY: as above.
+                unsafe { ptr::addr_of_mut!((*h).root).write(None) };
+                rec.publish_use(0, block.high_water_mark());
+                slots.held.fetch_sub(1, Ordering::Relaxed);
+                rec.free();
+                #[cfg(feature = "std")]
+                slots.wake();
+            }
+        }
+        /// Runs the slot scope's own chain (after the concurrent scope's).
+        struct RunChain<'a>(&'a Slots, usize);
+        impl Drop for RunChain<'_> {
+            fn drop(&mut self) {
+                let h = self.0.record(self.1).holder_ptr();
+                // SAFETY: the record is initialised while the slot is open; nothing
+                // uses the chain's values again (caller of `unload`).
+                unsafe {
+                    (*ptr::addr_of!((*h).info).cast::<ScopeInfo>())
+                        .chain
+                        .run_all()
+                };
+            }
+        }
+        /// Closes the concurrent scope, then (through `RunChain`) the slot scope.
+        struct Chains<'a>(&'a Slots, usize);
+        impl Drop for Chains<'_> {
+            fn drop(&mut self) {
+                let _chain = RunChain(self.0, self.1);
+                {
+                    let h = self.0.record(self.1).holder_ptr();
+                    // SAFETY: we hold the slot; fields one at a time. The concurrent
+                    // scope was opened on this sub-block's root cursor and is closed
+                    // once (the field is cleared first).
+                    unsafe {
+                        if let Some(c) = ptr::addr_of_mut!((*h).concurrent).replace(None) {
+                            let block = &*ptr::addr_of!((*h).block);
+                            c.as_ref().close(block, block.root());
+                        }
+                    }
+                }
+            }
+        }
+        let _finish = Finish(self, index);
+        let _chains = Chains(self, index);
+        let h = self.record(index).holder_ptr();
+        // SAFETY: we hold the slot; the root was placed by `finish_load` and is dropped
+        // once (the field is cleared first).
+        unsafe {
+            if let Some((root, drop_root)) = ptr::addr_of_mut!((*h).root).replace(None) {
+                drop_root(root);
+            }
+        }
+    }
+}
+
+/// Unloads a slot when dropped: a `build` that panicked or failed.
+pub(crate) struct Unload<'a> {
+    pub(crate) slots: &'a Slots,
+    pub(crate) index: usize,
+}
+
+impl Drop for Unload<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the guard is made right after the slot opened, by its holder, and
+        // forgotten once a `Loaded` owns the slot; `build` has returned or unwound, so
+        // nothing uses the values again.
+        unsafe { self.slots.unload(self.index) }
+    }
+}
+
+/// Drops the `T` at `p`.
+///
+/// # Safety
+/// `p` holds a live `T`, dropped once.
+unsafe fn drop_root<T>(p: NonNull<u8>) {
+    // SAFETY: per the caller.
+    unsafe { ptr::drop_in_place(p.cast::<T>().as_ptr()) }
+}
+
+/// Places `root` in the slot's scope (the newest allocation), with the function that
+/// drops it; if it does not fit, drops it (the scope is still open, so it may borrow
+/// from it) and returns the error.
+fn place_root<T>(handle: &ScopeStack<'_>, root: T) -> Result<(NonNull<u8>, DropRoot), AllocError> {
+    if size_of::<T>() == 0 {
+        // Nothing to place: any aligned address holds a zero-sized value.
+        let p = NonNull::<T>::dangling().cast::<u8>();
+        // SAFETY: a zero-sized write to an aligned, non-null address.
+        unsafe { p.cast::<T>().as_ptr().write(root) };
+        return Ok((p, drop_root::<T>));
+    }
+    match handle.try_alloc_layout(Layout::new::<T>()) {
+        Ok(p) => {
+            // SAFETY: fresh room for a `T` in the slot's scope.
+            unsafe { p.cast::<T>().as_ptr().write(root) };
+            Ok((p, drop_root::<T>))
+        }
+        Err(e) => {
+            drop(root);
+            Err(e)
+        }
+    }
+}
+
+/// As `place_root`, in a concurrent scope.
+pub(crate) fn place_root_concurrent<T>(
+    scope: &crate::ConcurrentScope<'_>,
+    root: T,
+) -> Result<(NonNull<u8>, DropRoot), AllocError> {
+    match scope.try_alloc_layout(Layout::new::<T>()) {
+        Ok(p) => {
+            // SAFETY: fresh room for a `T` in the slot's concurrent scope.
+            unsafe { p.cast::<T>().as_ptr().write(root) };
+            Ok((p, drop_root::<T>))
+        }
+        Err(e) => {
+            drop(root);
+            Err(e)
+        }
+    }
+}

@@ -1,0 +1,364 @@
+//! A loaded slot: [`Loaded`], the owned value that holds a slot, lends its root, and
+//! unloads the slot when dropped.
+//!
+//! This module owns access to a slot's root. Invariants:
+//! - The root is reached only through closures that are higher-ranked over the slot
+//!   scope's lifetime (`for<'x>`), so nothing a caller gets back can name it, and a
+//!   caller cannot put anything into the root that lives shorter than the slot.
+//! - A `Loaded` borrows its `Slots` (`'a`), which carry the carving scope's lifetime,
+//!   so it outlives neither; it owns its slot until it is dropped.
+//! - `Loaded<_, _, Plain>` is neither `Send` nor `Sync`: its scope may hold values whose
+//!   destructors must run on this thread, and its handle is not `Sync`.
+//!   `Loaded<_, _, Shared>` (built through a concurrent scope, which only takes `Send`
+//!   values that need drop) is `Send` and `Sync` as far as its root is.
+
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
+use crate::concurrent::ConcurrentScope;
+use crate::scope::ScopeStack;
+
+use super::carve::Slots;
+use super::root::SlotRoot;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// How a [`Loaded`] slot was built: [`Plain`] ([`Slots::load`]) or [`Shared`]
+/// ([`Slots::load_concurrent`]). Sealed.
+///
+/// ```
+/// use scope_stack::{slot_root, Loaded, LoadedKind, Plain, Shared};
+/// slot_root!(struct Unit = for<'s> ());
+/// fn describe<K: LoadedKind>(_: &Loaded<'_, Unit, K>) -> &'static str { K::NAME }
+/// # let mut memory = scope_stack::LinearAllocator::with_capacity(1 << 16).unwrap();
+/// # memory.scope("game", |game| {
+/// #     let slots = game.new_slots("s", 2, 8192);
+/// #     assert_eq!(describe(&slots.load::<Unit>("a", |_| ()).unwrap()), "plain");
+/// #     assert_eq!(describe(&slots.load_concurrent::<Unit>("b", |_| ()).unwrap()), "shared");
+/// # });
+/// ```
+pub trait LoadedKind: sealed::Sealed + 'static {
+    /// `"plain"` or `"shared"`.
+    const NAME: &'static str;
+}
+
+/// Built through a plain [`ScopeStack`] by [`Slots::load`]: stays on its thread.
+///
+/// ```
+/// use scope_stack::{slot_root, Loaded, Plain};
+/// slot_root!(struct Unit = for<'s> ());
+/// fn keep(_: Loaded<'_, Unit, Plain>) {} // the same type as `Loaded<'_, Unit>`
+/// ```
+#[derive(Debug)]
+pub enum Plain {}
+
+/// Built through a [`ConcurrentScope`] by [`Slots::load_concurrent`]: may be sent to
+/// (and dropped on) another thread when its root is `Send`.
+///
+/// ```
+/// use scope_stack::{slot_root, Loaded, Shared};
+/// slot_root!(struct Unit = for<'s> ());
+/// fn send_to_render(frame: Loaded<'static, Unit, Shared>) -> impl Send { frame }
+/// ```
+#[derive(Debug)]
+pub enum Shared {}
+
+impl sealed::Sealed for Plain {}
+impl sealed::Sealed for Shared {}
+impl LoadedKind for Plain {
+    const NAME: &'static str = "plain";
+}
+impl LoadedKind for Shared {
+    const NAME: &'static str = "shared";
+}
+
+/// A loaded slot: owns the slot and the root built in it, until dropped.
+///
+/// Get one from [`Slots::load`] (kind [`Plain`], the default) or
+/// [`Slots::load_concurrent`] (kind [`Shared`]). It can sit in a variable across
+/// frames, move into a struct field or a `Vec`, and be dropped in any order relative to
+/// other `Loaded`s. Dropping it drops the root, then runs the slot's finalizers newest
+/// first, rewinds the slot in one step and frees it (waking a thread that waits in
+/// [`Slots::load_wait`]).
+///
+/// `mem::forget` of a `Loaded` leaks what the slot holds and leaves the slot busy; it
+/// is never unsound.
+///
+/// ```
+/// use scope_stack::{slot_root, LinearAllocator, Loaded};
+///
+/// struct Level<'s> { name: &'s str }
+/// slot_root!(struct LevelRoot = for<'s> Level<'s>);
+///
+/// struct World<'a> { playing: Vec<Loaded<'a, LevelRoot>> }
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+/// memory.scope("game", |game| {
+///     let slots = game.new_slots("levels", 3, 4096);
+///     let mut world = World { playing: Vec::new() };
+///     for name in ["a", "b", "c"] {
+///         let level = slots.load::<LevelRoot>(name, |s| Level { name: s.alloc_str(name) });
+///         world.playing.push(level.unwrap());
+///     }
+///     world.playing.remove(1); // unloads "b" first
+///     let names: Vec<String> = world.playing.iter().map(|l| l.with(|l| l.name.to_string())).collect();
+///     assert_eq!(names, ["a", "c"]);
+/// });
+/// ```
+///
+/// A `Loaded` cannot outlive its slots:
+///
+/// ```compile_fail,E0521
+/// use scope_stack::{slot_root, LinearAllocator, Loaded};
+/// slot_root!(struct Unit = for<'s> ());
+/// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+/// let mut escaped = None;
+/// memory.scope("game", |game| {
+///     let slots = game.new_slots("levels", 1, 4096);
+///     escaped = Some(slots.load::<Unit>("a", |_| ()).unwrap());
+/// });
+/// ```
+#[must_use = "dropping a Loaded unloads its slot at once"]
+pub struct Loaded<'a, R: SlotRoot, K: LoadedKind = Plain> {
+    slots: &'a Slots,
+    index: usize,
+    /// The root, in the slot's memory.
+    root: NonNull<u8>,
+    /// `*const ()`: neither `Send` nor `Sync` unless a kind says otherwise (below).
+    _marker: PhantomData<Marker<R, K>>,
+}
+
+// SAFETY: a shared loaded slot was built through a `ConcurrentScope`, whose values that
+// need drop are all `Send` (rule 8), and its root is `Send` here; dropping it on another
+// thread runs those destructors there and touches the slot's table record, which the
+// holder alone touches (the slot's state hands it over with acquire/release, see
+// `super::table`). The handle lent by `with_mut` is a `ConcurrentScope`, which is `Send`
+// and `Sync`.
+unsafe impl<R: SlotRoot, K: LoadedKind> Send for Loaded<'_, R, K>
+where
+    R::Of<'static>: Send,
+    K: SendKind,
+{
+}
+// SAFETY: `&Loaded` only lends `&R::Of` (through `with`) and reads the slot's name; with
+// `R::Of: Sync` sharing those is sound. The slot's handle is not reachable through
+// `&Loaded` (`with_mut` takes `&mut self`), so a plain slot's non-`Sync` scope is
+// not shared either.
+unsafe impl<R: SlotRoot, K: LoadedKind> Sync for Loaded<'_, R, K> where R::Of<'static>: Sync {}
+
+/// What a `Loaded` owns as far as auto traits go: nothing `Send` or `Sync` (a raw
+/// pointer), plus its root family and kind.
+type Marker<R, K> = (*const (), fn() -> (R, K));
+
+/// The kinds whose `Loaded` may cross threads: [`Shared`] only.
+///
+/// ```
+/// use scope_stack::slots::SendKind;
+/// fn crosses<K: SendKind>() {}
+/// crosses::<scope_stack::Shared>();
+/// ```
+pub trait SendKind: LoadedKind {}
+impl SendKind for Shared {}
+
+impl<'a, R: SlotRoot, K: LoadedKind> Loaded<'a, R, K> {
+    pub(crate) fn new(slots: &'a Slots, index: usize, root: NonNull<u8>) -> Self {
+        Loaded {
+            slots,
+            index,
+            root,
+            _marker: PhantomData,
+        }
+    }
+
+    /// Lends the root to `f`. The closure is higher-ranked over the slot scope's
+    /// lifetime, so nothing it returns can borrow from the slot.
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, LinearAllocator};
+    /// struct Level<'s> { spawns: &'s [[f32; 2]] }
+    /// slot_root!(struct LevelRoot = for<'s> Level<'s>);
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("game", |game| {
+    ///     let slots = game.new_slots("levels", 1, 4096);
+    ///     let level = slots
+    ///         .load::<LevelRoot>("a", |s| Level { spawns: s.alloc_slice_fill_with(8, |i| [i as f32, 0.0]) })
+    ///         .unwrap();
+    ///     let farthest = level.with(|l| l.spawns.iter().map(|p| p[0]).fold(0.0, f32::max));
+    ///     assert_eq!(farthest, 7.0);
+    /// });
+    /// ```
+    ///
+    /// A reference into the slot cannot come back out:
+    ///
+    /// ```compile_fail
+    /// use scope_stack::{slot_root, LinearAllocator};
+    /// slot_root!(struct Text = for<'s> &'s str);
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("game", |game| {
+    ///     let slots = game.new_slots("levels", 1, 4096);
+    ///     let loaded = slots.load::<Text>("a", |s| &*s.alloc_str("hi")).unwrap();
+    ///     let text: &str = loaded.with(|t| *t); // error: lifetime may not live long enough
+    ///     drop(loaded);
+    ///     println!("{text}");
+    /// });
+    /// ```
+    #[inline]
+    pub fn with<T>(&self, f: impl for<'x> FnOnce(&'x R::Of<'x>) -> T) -> T {
+        // SAFETY: the root was placed in the slot when it loaded and lives until this
+        // `Loaded` drops; `&self` keeps it from dropping meanwhile, and no `&mut` to it
+        // exists (only `with_mut`, through `&mut self`, makes one). `f` is higher-ranked,
+        // so whatever lifetime is chosen here cannot escape into its result.
+        f(unsafe { self.root.cast::<R::Of<'_>>().as_ref() })
+    }
+
+    /// The name the slot was loaded with (cut to 48 bytes).
+    ///
+    /// ```
+    /// # use scope_stack::{slot_root, LinearAllocator};
+    /// # slot_root!(struct Unit = for<'s> ());
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("game", |game| {
+    ///     let slots = game.new_slots("levels", 1, 4096);
+    ///     assert_eq!(slots.load::<Unit>("castle", |_| ()).unwrap().name(), "castle");
+    /// });
+    /// ```
+    pub fn name(&self) -> &str {
+        // SAFETY: we hold the slot, and the name is borrowed no longer than `self`.
+        unsafe { self.slots.record(self.index).holder_name() }
+    }
+
+    /// Which slot this is (0 to `count - 1`).
+    ///
+    /// ```
+    /// # use scope_stack::{slot_root, LinearAllocator};
+    /// # slot_root!(struct Unit = for<'s> ());
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("game", |game| {
+    ///     let slots = game.new_slots("frames", 3, 1024);
+    ///     let a = slots.load::<Unit>("1", |_| ()).unwrap();
+    ///     let b = slots.load::<Unit>("2", |_| ()).unwrap();
+    ///     assert_eq!((a.slot(), b.slot()), (0, 1));
+    /// });
+    /// ```
+    pub fn slot(&self) -> usize {
+        self.index
+    }
+
+    /// Bytes in use in the slot, as of the end of the build or the last `with_mut`.
+    ///
+    /// ```
+    /// # use scope_stack::{slot_root, LinearAllocator};
+    /// slot_root!(struct Bytes = for<'s> &'s [u8]);
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("game", |game| {
+    ///     let slots = game.new_slots("frames", 1, 4096);
+    ///     let loaded = slots.load::<Bytes>("1", |s| &*s.alloc_slice_copy(&[0u8; 1000])).unwrap();
+    ///     assert!(loaded.used() >= 1000);
+    /// });
+    /// ```
+    pub fn used(&self) -> usize {
+        self.slots
+            .record(self.index)
+            .used
+            .load(crate::sync::Ordering::Relaxed)
+    }
+
+    /// The root, mutably, with the lifetime the caller's closure is given.
+    ///
+    /// # Safety
+    /// Only from `&mut self`, lent to a higher-ranked closure.
+    #[inline]
+    unsafe fn root_mut<'x>(&mut self) -> &'x mut R::Of<'x> {
+        // SAFETY: per the caller; the root lives until this `Loaded` drops.
+        unsafe { self.root.cast::<R::Of<'x>>().as_mut() }
+    }
+}
+
+impl<R: SlotRoot> Loaded<'_, R, Plain> {
+    /// Lends the root mutably together with the slot's scope, so a level keeps
+    /// allocating into its slot while it plays (within the slot's size). Both are
+    /// higher-ranked over the slot scope's lifetime: values placed through the scope
+    /// may be stored in the root, and nothing comes back out.
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, LinearAllocator};
+    /// struct Log<'s> { lines: Vec<&'s str> }
+    /// slot_root!(struct LogRoot = for<'s> Log<'s>);
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("game", |game| {
+    ///     let slots = game.new_slots("logs", 1, 4096);
+    ///     let mut log = slots.load::<LogRoot>("log", |_| Log { lines: Vec::new() }).unwrap();
+    ///     for turn in 0..3 {
+    ///         log.with_mut(|log, scope| log.lines.push(scope.alloc_fmt(format_args!("turn {turn}"))));
+    ///     }
+    ///     assert_eq!(log.with(|l| l.lines.join(",")), "turn 0,turn 1,turn 2");
+    /// });
+    /// ```
+    pub fn with_mut<T>(
+        &mut self,
+        f: impl for<'x> FnOnce(&'x mut R::Of<'x>, &'x ScopeStack<'x>) -> T,
+    ) -> T {
+        // SAFETY: we hold the slot, which is open until we drop; the handle lives in
+        // the table. `&mut self` makes this the only access to the root now.
+        let (root, handle) = unsafe { (self.root_mut(), self.slots.handle(self.index)) };
+        let out = f(root, handle);
+        self.slots.publish(self.index);
+        out
+    }
+}
+
+impl<R: SlotRoot> Loaded<'_, R, Shared> {
+    /// Lends the root mutably together with the slot's concurrent scope (which worker
+    /// threads may share inside `f`), so a frame may keep growing in its slot.
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, LinearAllocator};
+    /// struct Frame<'s> { extra: Option<&'s [u32]> }
+    /// slot_root!(struct FrameRoot = for<'s> Frame<'s>);
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("renderer", |renderer| {
+    ///     let frames = renderer.new_slots("frames", 2, 64 << 10);
+    ///     let mut frame = frames.load_concurrent::<FrameRoot>("f", |_| Frame { extra: None }).unwrap();
+    ///     frame.with_mut(|f, jobs| f.extra = Some(jobs.alloc_slice_copy(&[1, 2, 3])));
+    ///     assert_eq!(frame.with(|f| f.extra.map_or(0, |e| e.len())), 3);
+    /// });
+    /// ```
+    pub fn with_mut<T>(
+        &mut self,
+        f: impl for<'x> FnOnce(&'x mut R::Of<'x>, &'x ConcurrentScope<'x>) -> T,
+    ) -> T {
+        // SAFETY: we hold the slot, which is open until we drop; its concurrent scope
+        // lives in the slot's memory until then. `&mut self` makes this the only
+        // access to the root now.
+        let (root, scope) = unsafe { (self.root_mut(), self.slots.concurrent_scope(self.index)) };
+        let out = f(root, scope);
+        self.slots.publish(self.index);
+        out
+    }
+}
+
+impl<R: SlotRoot, K: LoadedKind> Drop for Loaded<'_, R, K> {
+    fn drop(&mut self) {
+        // SAFETY: this `Loaded` holds the slot (it was made by its holder after the
+        // build) and is being dropped, so nothing reaches the root or the slot's values
+        // again (every borrow lent by `with`/`with_mut` has ended).
+        unsafe { self.slots.unload(self.index) }
+    }
+}
+
+impl<R: SlotRoot, K: LoadedKind> core::fmt::Debug for Loaded<'_, R, K> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Loaded")
+            .field("slots", &self.slots.name())
+            .field("slot", &self.index)
+            .field("name", &self.name())
+            .field("kind", &K::NAME)
+            .field("used", &self.used())
+            .finish()
+    }
+}

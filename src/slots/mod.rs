@@ -1,0 +1,151 @@
+//! Slots: a scope's memory cut into equal sub-blocks that load and unload in any order.
+//!
+//! Scopes nest: a child ends before its parent. Some lifetimes in a game do not: level B
+//! loads while level A still plays, and A goes away after B is up; frame N is built
+//! while frames N-1 and N-2 are still being drawn on another thread. A [`Slots`] serves
+//! both. [`ScopeStack::new_slots`](crate::ScopeStack::new_slots) carves `count`
+//! sub-blocks of `bytes_each` from a scope and returns `&'s Slots` (the scope's own
+//! lifetime, so the scope still opens children while slots are loaded).
+//! [`Slots::load`] takes a free slot, opens a scope on it, lets a closure build the
+//! *root* (a value that may borrow from that scope) and returns a [`Loaded`]: an owned
+//! value that can sit in a variable, a struct field or a `Vec`, and be dropped in any
+//! order. Dropping it drops the root, runs the slot's finalizers newest first, rewinds
+//! the slot in one step and frees it.
+//!
+//! The root's type depends on the slot scope's lifetime, so it is named through a type
+//! family, [`SlotRoot`] (written by hand or with [`slot_root!`](crate::slot_root)).
+//!
+//! # Streaming levels
+//!
+//! ```
+//! use scope_stack::{slot_root, LinearAllocator, Pool};
+//!
+//! struct Level<'s> {
+//!     name: &'s str,
+//!     enemies: &'s Pool<'s, [f32; 2]>,
+//! }
+//! slot_root!(struct LevelRoot = for<'s> Level<'s>);
+//!
+//! let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+//! memory.scope("game", |game| {
+//!     let levels = game.new_slots("levels", 2, 64 << 10);
+//!     let load = |name: &str| {
+//!         levels
+//!             .load::<LevelRoot>(name, |scope| Level {
+//!                 name: scope.alloc_str(name),
+//!                 enemies: scope.new_pool(100),
+//!             })
+//!             .unwrap()
+//!     };
+//!     let a = load("forest");
+//!     let b = load("castle"); // both loaded: the transition
+//!     drop(a); // A goes first, although it was loaded first
+//!     let c = load("caves"); // reuses A's slot
+//!     c.with(|level| assert_eq!(level.name, "caves"));
+//!     b.with(|level| assert_eq!(level.enemies.capacity(), 100));
+//!     game.scope("frame", |_frame| { /* the game scope still opens children */ });
+//! });
+//! ```
+//!
+//! # A frame ring
+//!
+//! Frames are built by worker jobs ([`Slots::load_concurrent`] lends a
+//! [`ConcurrentScope`](crate::ConcurrentScope)), handed to a render thread and dropped
+//! there. With three slots, [`Slots::load_wait`] blocks only when three frames are
+//! still in flight: the back-pressure of a GPU fence.
+//!
+//! ```
+//! use scope_stack::{slot_root, LinearAllocator, Loaded, Shared};
+//! use std::sync::mpsc;
+//!
+//! struct Frame<'s> {
+//!     number: u32,
+//!     draws: &'s [[f32; 4]],
+//! }
+//! slot_root!(struct FrameRoot = for<'s> Frame<'s>);
+//!
+//! let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+//! memory.scope("renderer", |renderer| {
+//!     let frames = renderer.new_slots("frames", 3, 64 << 10);
+//!     std::thread::scope(|t| {
+//!         let (send, receive) = mpsc::channel::<Loaded<'_, FrameRoot, Shared>>();
+//!         let render = t.spawn(move || {
+//!             let mut drawn = 0;
+//!             for frame in receive {
+//!                 drawn += frame.with(|f| f.draws.len());
+//!                 // dropping `frame` here frees its slot for the game thread
+//!             }
+//!             drawn
+//!         });
+//!         for number in 0..10u32 {
+//!             let frame = frames.load_concurrent_wait::<FrameRoot>("frame", |jobs| {
+//!                 let halves = std::thread::scope(|w| {
+//!                     let a = w.spawn(|| &*jobs.alloc_slice_fill_with(50, |i| [i as f32; 4]));
+//!                     let b = w.spawn(|| &*jobs.alloc_slice_fill_with(50, |i| [i as f32; 4]));
+//!                     [a.join().unwrap(), b.join().unwrap()]
+//!                 });
+//!                 let draws = jobs.alloc_iter(halves.iter().flat_map(|h| h.iter().copied()));
+//!                 Frame { number, draws }
+//!             });
+//!             send.send(frame).unwrap();
+//!         }
+//!         drop(send);
+//!         assert_eq!(render.join().unwrap(), 1000);
+//!     });
+//! });
+//! ```
+//!
+//! # Soundness (rule 10 of [`crate::rules`])
+//!
+//! - A [`Loaded`] borrows its `Slots`, which carry the carving scope's lifetime, so it
+//!   can outlive neither. The root is reached only through [`Loaded::with`] and
+//!   [`Loaded::with_mut`], whose closures are higher-ranked over the slot scope's
+//!   lifetime: nothing they return can name it, so no reference into the slot leaves.
+//! - Each slot is its own sub-block: its own cursor, its own list of live scopes and its
+//!   own scope record, all in the `Slots` table (in the parent's memory). Nothing is
+//!   linked into the parent block's list, so `mem::forget` of a `Loaded` leaks the
+//!   slot's contents and leaves the slot busy, and the parent's close and reports read
+//!   nothing that dangles.
+//! - A slot's state is an atomic (free, building, loaded): claiming it is a
+//!   compare-exchange (acquire), freeing it a release store, so whoever holds the slot
+//!   has it alone and sees everything the previous holder did.
+//! - A `Loaded` built through a plain scope is neither `Send` nor `Sync` (a value placed
+//!   there may have a destructor that must not run on another thread). One built by
+//!   [`Slots::load_concurrent`] is `Send` when its root is: a
+//!   [`ConcurrentScope`](crate::ConcurrentScope) only takes `Send` values that need drop.
+//! - The root is dropped first, before the slot's finalizer chain runs, so its
+//!   destructor still sees every value it may borrow from the slot. A panicking `build`
+//!   runs what it placed and frees the slot; a panicking destructor skips no other.
+//!
+//! # Where this differs from the design sketch
+//!
+//! - A slot is a whole block of its own (a `LinearAllocator` over the sub-block, kept
+//!   in the table), not only a cursor: a block keeps its live-scope list, high-water
+//!   mark and reservations in `Cell`s, and a slot is built and dropped on other threads
+//!   while the parent's thread keeps using the parent block. With a block per slot,
+//!   nothing a slot does touches the parent's block; only the table's atomics are
+//!   shared, and a report of the parent reads those.
+//! - The root is not a record on the slot's finalizer chain: it is dropped first, by
+//!   itself. `with_mut` may place values after the root, and those would otherwise be
+//!   destroyed before a root whose destructor can read them.
+//! - A loaded slot's kind is a type parameter (`Loaded<'a, R, Plain>` by default,
+//!   `Loaded<'a, R, Shared>` from `load_concurrent`) rather than a sibling type, so
+//!   code that stores either can name one type.
+
+pub(crate) mod carve;
+mod error;
+mod load;
+mod loaded;
+#[doc(hidden)]
+pub mod root;
+mod shared;
+pub(crate) mod table;
+#[cfg(feature = "std")]
+mod wait;
+
+pub use carve::Slots;
+pub use loaded::SendKind;
+
+pub use error::{SlotError, SlotErrorKind};
+pub use loaded::{Loaded, LoadedKind, Plain, Shared};
+pub use root::SlotRoot;

@@ -1,0 +1,249 @@
+//! The slot table: one record per slot, in the carving scope's memory, with the slot's
+//! state, its sub-block and the record of the scope loaded on it.
+//!
+//! This module owns the slot state machine and what a report may read. Invariants:
+//! - `state` goes `FREE -> BUILDING` only by a compare-exchange (acquire), then
+//!   `BUILDING -> LOADED` and back to `FREE` only by the thread that won it (release),
+//!   so at most one thread holds a slot, and a new holder sees everything the previous
+//!   one did.
+//! - A record's [`Holder`] (the sub-block, the scope record, the handle, the root) is
+//!   touched only by the slot's holder, or by the carving code before the `Slots` is
+//!   shared.
+//! - What other threads read for reports (`gen`, the name copy, `used`, `high_water`)
+//!   is atomic. `gen` is odd while the slot is held and changes on every claim and
+//!   free, so a report that reads the same `gen` before and after the name knows it
+//!   read one holder's name.
+//! - The sub-block's cursor and scope list never reach into the parent block's list of
+//!   live scopes, so nothing the parent's close or reports read points into a slot.
+
+use core::cell::UnsafeCell;
+use core::mem::MaybeUninit;
+use core::ptr::{self, NonNull};
+
+use crate::block::linear::LinearAllocator;
+use crate::scope::info::ScopeInfo;
+use crate::scope::ScopeStack;
+use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+/// Nobody holds the slot.
+pub(crate) const FREE: u32 = 0;
+/// A `load` is building the slot's root.
+pub(crate) const BUILDING: u32 = 1;
+/// A `Loaded` holds the slot.
+pub(crate) const LOADED: u32 = 2;
+
+/// Bytes of a loaded scope's name that the table keeps (longer names are cut at a
+/// character boundary).
+pub(crate) const NAME_BYTES: usize = 48;
+const NAME_WORDS: usize = NAME_BYTES / 8;
+
+/// Drops a root in place (the function is made for the root's type when it is placed).
+pub(crate) type DropRoot = unsafe fn(NonNull<u8>);
+
+/// One slot.
+pub(crate) struct Record {
+    /// `FREE`, `BUILDING` or `LOADED` (module invariant).
+    pub(crate) state: AtomicU32,
+    /// Odd while held; bumped on every claim and free (for reports).
+    gen: AtomicU32,
+    /// The holder's name, for reports: its length and bytes in words.
+    name_len: AtomicUsize,
+    name_words: [AtomicU64; NAME_WORDS],
+    /// Bytes in use in the slot, as of the last build or `with_mut`.
+    pub(crate) used: AtomicUsize,
+    /// The most bytes ever in use in the slot (its sub-block's high-water mark, as of
+    /// the last publish).
+    pub(crate) high_water: AtomicUsize,
+    /// Loads so far.
+    pub(crate) loads: AtomicUsize,
+    /// Holder-only state (module invariant).
+    holder: UnsafeCell<Holder>,
+}
+
+/// What only the slot's holder touches.
+pub(crate) struct Holder {
+    /// The slot's sub-block: its own cursor, high-water mark and list of live scopes.
+    pub(crate) block: LinearAllocator,
+    /// The loaded scope's record (initialised while the slot is held).
+    pub(crate) info: MaybeUninit<ScopeInfo>,
+    /// The handle lent to `build` and `with_mut` (initialised while the slot is held).
+    pub(crate) handle: MaybeUninit<ScopeStack<'static>>,
+    /// The loaded scope's name (the record's name points here).
+    pub(crate) name: [u8; NAME_BYTES],
+    pub(crate) name_len: usize,
+    /// The root, once built, and how to drop it.
+    pub(crate) root: Option<(NonNull<u8>, DropRoot)>,
+    /// The concurrent scope of a `load_concurrent`, in the slot's memory.
+    pub(crate) concurrent: Option<NonNull<crate::concurrent::Detached<'static>>>,
+}
+
+impl Record {
+    /// A free slot over `block`.
+    pub(crate) fn new(block: LinearAllocator) -> Record {
+        Record {
+            state: AtomicU32::new(FREE),
+            gen: AtomicU32::new(0),
+            name_len: AtomicUsize::new(0),
+            name_words: core::array::from_fn(|_| AtomicU64::new(0)),
+            used: AtomicUsize::new(0),
+            high_water: AtomicUsize::new(0),
+            loads: AtomicUsize::new(0),
+            holder: UnsafeCell::new(Holder {
+                block,
+                info: MaybeUninit::uninit(),
+                handle: MaybeUninit::uninit(),
+                name: [0; NAME_BYTES],
+                name_len: 0,
+                root: None,
+                concurrent: None,
+            }),
+        }
+    }
+
+    /// Takes the slot if it is free.
+    #[inline]
+    pub(crate) fn try_claim(&self) -> bool {
+        // Relaxed first look: a busy slot costs no read-modify-write. Acquire on
+        // success: the previous holder's writes (its release in `free`) are visible.
+        self.state.load(Ordering::Relaxed) == FREE
+            && self
+                .state
+                .compare_exchange(FREE, BUILDING, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+    }
+
+    /// The holder's name, as written by the open.
+    ///
+    /// # Safety
+    /// The caller holds the slot (it is open), and uses the name only while it is.
+    pub(crate) unsafe fn holder_name<'x>(&self) -> &'x str {
+        let h = self.holder.get();
+        // SAFETY: per the caller; a shared borrow of the name field only, which the
+        // open filled with `name_len` bytes of a `str` cut at a character boundary.
+        unsafe {
+            let len = *ptr::addr_of!((*h).name_len);
+            let bytes: &[u8; NAME_BYTES] = &*ptr::addr_of!((*h).name);
+            core::str::from_utf8_unchecked(&bytes[..len])
+        }
+    }
+
+    /// A raw pointer to the holder. Callers reach its fields one at a time through it
+    /// (never a `&mut Holder`), so the references lent out of one field stay valid
+    /// while another is written.
+    #[inline]
+    pub(crate) fn holder_ptr(&self) -> *mut Holder {
+        self.holder.get()
+    }
+
+    /// Records the holder's name (`len` bytes of `name`) for reports and starts a new
+    /// generation. Called by the holder right after the claim.
+    pub(crate) fn publish_name(&self, name: &[u8; NAME_BYTES], len: usize) {
+        // Only the holder writes `gen` (module invariant): no read-modify-write needed.
+        let gen = self.gen.load(Ordering::Relaxed).wrapping_add(1);
+        self.gen.store(gen, Ordering::Relaxed);
+        // Whole words of the holder's buffer (bytes past `len` are never read).
+        for i in 0..len.div_ceil(8) {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&name[i * 8..i * 8 + 8]);
+            self.name_words[i].store(u64::from_le_bytes(w), Ordering::Relaxed);
+        }
+        // Release: a report that sees this length (acquire) sees the words.
+        self.name_len.store(len, Ordering::Release);
+    }
+
+    /// Publishes the slot's use and high-water mark for reports (holder only, so plain
+    /// loads and stores suffice).
+    #[inline]
+    pub(crate) fn publish_use(&self, used: usize, high_water: usize) {
+        self.used.store(used, Ordering::Relaxed);
+        if high_water > self.high_water.load(Ordering::Relaxed) {
+            self.high_water.store(high_water, Ordering::Relaxed);
+        }
+    }
+
+    /// Marks the slot free (the holder's last act on it). Release: the next holder
+    /// sees the rewound sub-block.
+    pub(crate) fn free(&self) {
+        let gen = self.gen.load(Ordering::Relaxed).wrapping_add(1);
+        self.gen.store(gen, Ordering::Relaxed);
+        self.state.store(FREE, Ordering::Release);
+    }
+
+    /// The slot as a report sees it.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn view(&self) -> SlotView {
+        let mut view = SlotView {
+            state: FREE,
+            name: [0; NAME_BYTES],
+            name_len: 0,
+            used: self.used.load(Ordering::Relaxed),
+            high_water: self.high_water.load(Ordering::Relaxed),
+            loads: self.loads.load(Ordering::Relaxed),
+        };
+        // A few tries to read one holder's name; a slot that changes hands faster than
+        // that shows without one.
+        for _ in 0..4 {
+            let gen = self.gen.load(Ordering::Acquire);
+            let state = self.state.load(Ordering::Acquire);
+            if state == FREE {
+                view.used = 0;
+                return view;
+            }
+            if gen % 2 == 0 {
+                // Claimed, name not yet published.
+                view.state = state;
+                return view;
+            }
+            let len = self.name_len.load(Ordering::Acquire).min(NAME_BYTES);
+            for (i, word) in self.name_words.iter().enumerate() {
+                let w = word.load(Ordering::Relaxed).to_le_bytes();
+                view.name[i * 8..i * 8 + 8].copy_from_slice(&w);
+            }
+            if self.gen.load(Ordering::Acquire) == gen {
+                view.state = state;
+                view.name_len = len;
+                return view;
+            }
+        }
+        view.state = self.state.load(Ordering::Relaxed);
+        view
+    }
+}
+
+/// One slot in a report.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+pub(crate) struct SlotView {
+    /// `FREE`, `BUILDING` or `LOADED`.
+    pub(crate) state: u32,
+    /// The holder's name (bytes; may be cut inside a character when it changed hands).
+    pub(crate) name: [u8; NAME_BYTES],
+    pub(crate) name_len: usize,
+    /// Bytes in use as of the last publish.
+    pub(crate) used: usize,
+    /// The slot's high-water mark.
+    pub(crate) high_water: usize,
+    /// Loads so far.
+    pub(crate) loads: usize,
+}
+
+impl SlotView {
+    /// The holder's name, or `""`.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn name(&self) -> &str {
+        let bytes = &self.name[..self.name_len];
+        match core::str::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => core::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or(""),
+        }
+    }
+}
+
+/// Copies `name` into `buf`, cut at a character boundary; returns the length kept.
+pub(crate) fn copy_name(buf: &mut [u8; NAME_BYTES], name: &str) -> usize {
+    let mut len = name.len().min(NAME_BYTES);
+    while !name.is_char_boundary(len) {
+        len -= 1;
+    }
+    buf[..len].copy_from_slice(&name.as_bytes()[..len]);
+    len
+}

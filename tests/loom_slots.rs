@@ -1,0 +1,89 @@
+//! loom models of the slots' free/wait handshake: a thread that waits for a slot is
+//! never left asleep after another thread frees one.
+//!
+//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --test loom_slots`.
+//!
+//! Under loom time does not pass (a timed wait never times out), so a lost wake-up
+//! shows as a deadlock, which loom reports.
+#![cfg(loom)]
+
+use std::time::Duration;
+
+use loom::model::Builder;
+use loom::thread;
+use scope_stack::{slot_root, LinearAllocator, Slots};
+
+slot_root!(struct Number = for<'s> u32);
+
+/// Runs `f` with fresh slots (`count` of 256 bytes), lent as `'static` (loom's threads
+/// need `'static` data); then checks that every slot is free again.
+fn with_slots(count: usize, f: impl FnOnce(&'static Slots)) {
+    let mut memory = LinearAllocator::with_capacity(16 << 10).unwrap();
+    memory.scope("loom", |scope| {
+        let slots: &Slots = scope.new_slots("slots", count, 256);
+        // SAFETY: `f` joins every thread it spawns before returning, and the slots
+        // outlive this closure; the `'static` is never observed past it.
+        let slots: &'static Slots = unsafe { &*(slots as *const Slots) };
+        f(slots);
+        assert_eq!(slots.loaded(), 0);
+    });
+}
+
+fn model(f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(3);
+    }
+    builder.check(f);
+}
+
+/// A waiter on a full set gets the slot that another thread frees.
+#[test]
+fn load_wait_is_woken_by_a_drop() {
+    model(|| {
+        with_slots(1, |slots| {
+            let held = slots.load::<Number>("held", |_| 1).unwrap();
+            let waiter =
+                thread::spawn(move || slots.load_wait::<Number>("waiter", |_| 2).with(|n| *n));
+            drop(held);
+            assert_eq!(waiter.join().unwrap(), 2);
+        });
+    });
+}
+
+/// The same with a time limit (which never runs out under loom).
+#[test]
+fn load_wait_timeout_is_woken_by_a_drop() {
+    model(|| {
+        with_slots(1, |slots| {
+            let held = slots.load::<Number>("held", |_| 1).unwrap();
+            let waiter = thread::spawn(move || {
+                slots
+                    .load_wait_timeout::<Number>("waiter", Duration::from_secs(1), |_| 2)
+                    .map(|l| l.with(|n| *n))
+                    .ok()
+            });
+            drop(held);
+            assert_eq!(waiter.join().unwrap(), Some(2));
+        });
+    });
+}
+
+/// Two waiters, two frees on another thread: both get a slot.
+#[test]
+fn two_waiters_both_get_a_slot() {
+    let mut builder = Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(2);
+    }
+    builder.check(|| {
+        with_slots(1, |slots| {
+            let held = slots.load::<Number>("held", |_| 1).unwrap();
+            let a = thread::spawn(move || slots.load_wait::<Number>("a", |_| 2).with(|n| *n));
+            let b = thread::spawn(move || slots.load_wait::<Number>("b", |_| 3).with(|n| *n));
+            drop(held);
+            let got = a.join().unwrap() + b.join().unwrap();
+            assert_eq!(got, 5);
+        });
+    });
+}

@@ -1,0 +1,153 @@
+//! Stress: many producers load frames into one ring of slots (plain and concurrent
+//! loads, builds with worker threads), many consumers read and drop them, with more
+//! threads than cores. Every frame arrives intact, every finalizer runs once, and the
+//! ring never holds more than its slots.
+//!
+//! Run in release (CI does): `cargo test --release --test slots_stress`. Scaled down
+//! in debug builds and under Miri.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+
+use scope_stack::{slot_root, LinearAllocator, Loaded, Shared};
+
+static MADE: AtomicUsize = AtomicUsize::new(0);
+static DROPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// Counts itself made and dropped.
+struct Counted(u64);
+impl Counted {
+    fn new(v: u64) -> Counted {
+        MADE.fetch_add(1, Ordering::Relaxed);
+        Counted(v)
+    }
+}
+impl Drop for Counted {
+    fn drop(&mut self) {
+        DROPPED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+struct Frame<'s> {
+    producer: usize,
+    number: u64,
+    draws: &'s [u64],
+    tags: &'s [&'s str],
+    owned: &'s Counted,
+}
+slot_root!(struct FrameRoot = for<'s> Frame<'s>);
+
+fn frames_each() -> u64 {
+    if cfg!(miri) {
+        4
+    } else if cfg!(debug_assertions) {
+        200
+    } else {
+        4000
+    }
+}
+
+#[test]
+fn producers_and_consumers_share_one_ring() {
+    let producers = if cfg!(miri) { 2 } else { 6 };
+    let consumers = if cfg!(miri) { 2 } else { 4 };
+    let received = AtomicUsize::new(0);
+    let most_held = AtomicUsize::new(0);
+    let mut memory = LinearAllocator::with_capacity(4 << 20).unwrap();
+    memory.scope("renderer", |renderer| {
+        let ring = renderer.new_slots("frames", 4, 64 << 10);
+        std::thread::scope(|t| {
+            let (send, receive) = mpsc::channel::<Loaded<'_, FrameRoot, Shared>>();
+            let receive = Arc::new(Mutex::new(receive));
+            for _ in 0..consumers {
+                let receive = receive.clone();
+                let received = &received;
+                t.spawn(move || loop {
+                    let frame = receive.lock().unwrap().recv();
+                    let Ok(frame) = frame else { break };
+                    frame.with(|f| {
+                        let expect = f.producer as u64 * 1_000_000 + f.number;
+                        assert!(f.draws.iter().all(|&d| d == expect));
+                        assert_eq!(f.owned.0, expect);
+                        assert_eq!(f.tags.len(), 3);
+                        assert_eq!(f.tags[1], format!("tag {}", (f.number + 6) % 7));
+                    });
+                    received.fetch_add(1, Ordering::Relaxed);
+                    drop(frame);
+                });
+            }
+            for p in 0..producers {
+                let send = send.clone();
+                let most_held = &most_held;
+                t.spawn(move || {
+                    for n in 0..frames_each() {
+                        let value = p as u64 * 1_000_000 + n;
+                        let frame = ring.load_concurrent_wait::<FrameRoot>("frame", |jobs| {
+                            let workers = 1 + (n % 2) as usize;
+                            let parts: Vec<&[u64]> = std::thread::scope(|w| {
+                                let hs: Vec<_> = (0..workers)
+                                    .map(|_| {
+                                        w.spawn(|| &*jobs.alloc_slice_fill_with(50, |_| value))
+                                    })
+                                    .collect();
+                                hs.into_iter().map(|h| h.join().unwrap()).collect()
+                            });
+                            let tags: Vec<&str> = (0..3)
+                                .map(|i| &*jobs.alloc_fmt(format_args!("tag {}", (n + 6 * i) % 7)))
+                                .collect();
+                            Frame {
+                                producer: p,
+                                number: n,
+                                draws: jobs
+                                    .alloc_iter(parts.iter().flat_map(|d| d.iter().copied())),
+                                tags: jobs.alloc_slice_copy(&tags),
+                                owned: jobs.new_object(Counted::new(value)),
+                            }
+                        });
+                        most_held.fetch_max(ring.loaded(), Ordering::Relaxed);
+                        send.send(frame).unwrap();
+                    }
+                });
+            }
+            drop(send);
+        });
+        assert_eq!(ring.loaded(), 0);
+    });
+    let total = producers * frames_each() as usize;
+    assert_eq!(received.load(Ordering::Relaxed), total);
+    assert!(most_held.load(Ordering::Relaxed) <= 4);
+    assert_eq!(MADE.load(Ordering::Relaxed), total);
+    assert_eq!(DROPPED.load(Ordering::Relaxed), total);
+}
+
+slot_root!(struct Number = for<'s> u64);
+
+#[test]
+fn plain_loads_from_many_threads_never_share_a_slot() {
+    let threads = if cfg!(miri) { 3 } else { 8 };
+    let rounds = frames_each();
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("game", |game| {
+        let slots = game.new_slots("levels", 3, 4096);
+        let owners: Vec<AtomicUsize> = (0..3).map(|_| AtomicUsize::new(usize::MAX)).collect();
+        std::thread::scope(|t| {
+            for id in 0..threads {
+                let owners = &owners;
+                t.spawn(move || {
+                    for r in 0..rounds {
+                        let l = slots.load_wait::<Number>("level", |s| {
+                            *s.new_pod(id as u64 * 1_000_000 + r)
+                        });
+                        let slot = l.slot();
+                        // Nobody else holds this slot while we do.
+                        assert_eq!(owners[slot].swap(id, Ordering::SeqCst), usize::MAX);
+                        assert_eq!(l.with(|n| *n), id as u64 * 1_000_000 + r);
+                        assert_eq!(owners[slot].swap(usize::MAX, Ordering::SeqCst), id);
+                        drop(l);
+                    }
+                });
+            }
+        });
+        assert_eq!(slots.loaded(), 0);
+    });
+}
