@@ -32,14 +32,14 @@ macro_rules! allocator_through_core {
                 layout: core::alloc::Layout,
             ) -> Result<core::ptr::NonNull<[u8]>, allocator_api2::alloc::AllocError> {
                 let $this = self;
-                $crate::scope::place::api_allocate($core, layout)
+                $crate::scope::place::alloc_api::api_allocate($core, layout)
             }
 
             #[inline]
             unsafe fn deallocate(&self, ptr: core::ptr::NonNull<u8>, layout: core::alloc::Layout) {
                 let $this = self;
                 // SAFETY: forwarded from the caller.
-                unsafe { $crate::scope::place::api_deallocate($core, ptr, layout) }
+                unsafe { $crate::scope::place::alloc_api::api_deallocate($core, ptr, layout) }
             }
 
             #[inline]
@@ -51,7 +51,7 @@ macro_rules! allocator_through_core {
             ) -> Result<core::ptr::NonNull<[u8]>, allocator_api2::alloc::AllocError> {
                 let $this = self;
                 // SAFETY: forwarded from the caller.
-                unsafe { $crate::scope::place::api_grow($core, ptr, old, new) }
+                unsafe { $crate::scope::place::alloc_api::api_grow($core, ptr, old, new) }
             }
 
             #[inline]
@@ -63,7 +63,7 @@ macro_rules! allocator_through_core {
             ) -> Result<core::ptr::NonNull<[u8]>, allocator_api2::alloc::AllocError> {
                 let $this = self;
                 // SAFETY: forwarded from the caller.
-                unsafe { $crate::scope::place::api_shrink($core, ptr, old, new) }
+                unsafe { $crate::scope::place::alloc_api::api_shrink($core, ptr, old, new) }
             }
         }
     };

@@ -29,7 +29,7 @@
 //! - Room at the top of a region is moved only by the surface that owns it, and only
 //!   over bytes nothing else has been handed (see [`Core::set_top`]).
 
-mod alloc_api;
+pub(crate) mod alloc_api;
 mod api;
 mod collect;
 mod core;
@@ -40,9 +40,7 @@ mod values;
 
 pub(crate) use self::core::or_fail;
 pub use self::core::{Core, Handle};
-pub(crate) use alloc_api::{
-    allocator_through_core, api_allocate, api_deallocate, api_grow, api_shrink,
-};
+pub(crate) use alloc_api::allocator_through_core;
 pub use api::Place;
 pub(crate) use collect::{try_alloc_iter, try_alloc_iter_exact, try_alloc_iter_pod};
 pub(crate) use raw::{try_alloc_layout, try_alloc_raw, try_alloc_uninit_slice};
