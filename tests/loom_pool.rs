@@ -333,3 +333,59 @@ fn a_remote_chain_in_transit_is_not_mistaken_for_a_full_pool() {
         });
     });
 }
+
+// ----- never-used slots (a per-shard count, not on the lists) -----
+
+/// A freed slot goes onto the list while two inserts race for it and for the shard's
+/// last never-used slot: each slot goes to one of them at most, and the count hands
+/// the never-used slot out once.
+#[test]
+fn a_free_races_two_inserts_for_freed_and_never_used_slots() {
+    model(|| {
+        with_pool(2, |pool| {
+            let held = pool.insert(1).unwrap();
+            let freer = thread::spawn(move || drop(held));
+            let other = thread::spawn(move || {
+                pool.insert(2).ok().map(|mut b| {
+                    *b += 10;
+                    b.into_inner()
+                })
+            });
+            let mine = pool.insert(3).ok().map(|mut b| {
+                *b += 20;
+                b.into_inner()
+            });
+            freer.join().unwrap();
+            let other = other.join().unwrap();
+            assert!(other.is_none_or(|v| v == 12) && mine.is_none_or(|v| v == 23));
+            // One slot was never used before the race: somebody got it.
+            assert!(other.is_some() || mine.is_some());
+        });
+    });
+}
+
+/// No frees run and two never-used slots are left, both in shard 1, while the home
+/// shard is full: two threads insert at once, and both must get one (the count's
+/// compare-exchanges never lose a slot nor hand one out twice, and a scan never takes
+/// a contended count for a full pool).
+#[test]
+fn two_inserts_race_for_another_shards_never_used_slots() {
+    model(|| {
+        with_sharded_pool(4, 2, |pool| {
+            let home: Vec<_> = (0..2)
+                .map(|i| pool.insert_in_shard(0, i).unwrap())
+                .collect();
+            let inserters: Vec<_> = (20..22u32)
+                .map(|v| thread::spawn(move || pool.insert_in_shard(0, v).ok()))
+                .collect();
+            let got: Vec<_> = inserters.into_iter().map(|t| t.join().unwrap()).collect();
+            for (v, b) in (20..22u32).zip(&got) {
+                assert_eq!(b.as_deref(), Some(&v), "a never-used slot was missed");
+            }
+            // Both boxes are alive: they hold shard 1's two slots, once each.
+            assert_eq!(pool.high_water_len(), 4);
+            drop(got);
+            drop(home);
+        });
+    });
+}

@@ -40,16 +40,24 @@
 //! `AtomicU64`: the index of the top slot in the low 32 bits, a tag in the high 32 bits.
 //! Every successful compare-exchange on a head adds one to its tag.
 //!
+//! Each shard also counts the slots of its range ever handed out (`fresh_taken`, on the
+//! local head's line): slots `start..start + fresh_taken` have been used, the rest of
+//! the range never has. A never-used slot is on no stack; it is taken by raising the
+//! count ([`FreeLists::take_fresh`]), and goes onto a stack only when it is freed. So an
+//! insert's fast path (a pop of its home's local stack) needs no freshness check, and
+//! the search of the other shards' stacks for a freed slot runs only when the home
+//! shard's stacks are empty, right before a never-used slot would be taken.
+//!
 //! Invariants this module keeps:
-//! - Every index in `0..capacity` is either on one of the two stacks of the shard that
-//!   owns it (`index / shard_len`), exactly once, or owned by exactly one caller of
-//!   [`FreeLists::pop`] who has not yet passed it to [`FreeLists::push`] (a chain taken
+//! - Every index in `0..capacity` is exactly one of: never used (at or above its
+//!   shard's count); on one of the two stacks of the shard that owns it
+//!   (`index / shard_len`), exactly once; or owned by exactly one caller who took it
+//!   from these lists and has not yet passed it to [`FreeLists::push`] (a chain taken
 //!   from a remote stack is owned by its taker until it is on the local stack). A slot
-//!   is never on another shard's stacks. A shard's local stack starts as its range in
-//!   order, lowest on top; every slot pushed later, to either stack, was used before.
-//!   So the never-used slots always sit at the bottom of the local stack, in order, and
-//!   the slots of a shard that were ever used are a prefix of its range (the pool's
-//!   `high_water_len` relies on this).
+//!   is never on another shard's stacks. Both stacks start empty and the count at 0;
+//!   the count only grows, by one per slot handed out, up to the shard's length. So
+//!   every slot on a stack was used before, and the slots of a shard that were ever
+//!   used are a prefix of its range (the pool's `high_water_len` relies on this).
 //! - The index field of a head is a slot index of that shard, [`NIL`] (empty) or
 //!   [`NIL_WAITING`] (empty, and at least one thread may be asleep waiting for a slot).
 //!   `NIL_WAITING` is only ever installed over `NIL`, and the next push, or chain move,
@@ -73,6 +81,10 @@
 //!   successful RMW reads a value in the release sequence of the push that put the
 //!   slot on the stack, so everything before that push happens before our use of it.
 //!   It needs no `Release`: a pop publishes nothing.
+//! - The count is read and raised with `Relaxed`: a never-used slot has no previous
+//!   life to order after, and its stamp and link were written when the pool was built,
+//!   which happens before any thread reaches the pool. Raises are compare-exchanges on
+//!   one word, totally ordered, so no two takers get the same slot.
 //! - Links are read and written with `Relaxed`: the head's acquire/release pair orders
 //!   them. They must still be atomic, because a stalled pop may read `next[i]` while a
 //!   push writes it; that read's value is then discarded by the failing compare.
@@ -103,8 +115,10 @@
 //! the mover's increment, the increment precedes the take, which precedes the scan and
 //! so the second read: the word changed. If the first read follows the increment, it
 //! precedes the decrement (which follows the push, which follows the scan): `active`
-//! reads non-zero. Either way the scanner looks again. These are slow paths: taking a
-//! remote stack, and an insert that found its home shard empty.
+//! reads non-zero. Either way the scanner looks again. The never-used slots need no
+//! such care: they are never in transit, and a count that a scan saw at its shard's
+//! length stays there. These are slow paths: taking a remote stack, and an insert that
+//! found its home shard empty.
 
 use core::ptr::NonNull;
 
@@ -118,7 +132,26 @@ pub(crate) const NIL: u32 = u32::MAX;
 pub(crate) const NIL_WAITING: u32 = u32::MAX - 1;
 
 /// One stack's head, alone on its cache line(s). Each shard has two: local, remote.
-pub(crate) type Head = CachePadded<AtomicU64>;
+pub(crate) type Head = CachePadded<HeadLine>;
+
+/// What a head's line holds: the stack's head word and, on a shard's local line, the
+/// count of the shard's slots ever handed out (the never-used ones are the rest of its
+/// range, in order; see the module docs). The remote line's count stays 0 and unused.
+/// The count shares the local head's line because the thread that lives in the shard
+/// is the one that takes its never-used slots: one line, not two, per shard.
+pub(crate) struct HeadLine {
+    word: AtomicU64,
+    fresh_taken: AtomicU32,
+}
+
+impl HeadLine {
+    fn new(word: u32) -> HeadLine {
+        HeadLine {
+            word: AtomicU64::new(word as u64),
+            fresh_taken: AtomicU32::new(0),
+        }
+    }
+}
 
 /// Heads per shard: the local stack's and the remote stack's.
 pub(crate) const HEADS_PER_SHARD: usize = 2;
@@ -244,6 +277,8 @@ pub(crate) struct FreeLists {
     /// `capacity` links, one per slot.
     next: NonNull<AtomicU32>,
     layout: ShardLayout,
+    /// The number of slots (the end of the last shard's range).
+    capacity: u32,
     /// `ceil(2^48 / layout.len)`: `index * magic >> 48` (a 64 × 64 → 128-bit multiply)
     /// is `index / layout.len` for every index below 2^24, without a division on the
     /// free path. With `magic = 2^48 / len + e` and `0 <= e < 1`, the product is
@@ -254,8 +289,8 @@ pub(crate) struct FreeLists {
 }
 
 impl FreeLists {
-    /// Builds each shard's local stack of its range, lowest index on top, and its empty
-    /// remote stack, in the memory at `heads` and `next`.
+    /// Builds each shard's empty local and remote stacks, with none of its slots handed
+    /// out yet, in the memory at `heads`; the links at `next` are set to `NIL`.
     ///
     /// # Safety
     /// `heads` is valid for writes of `2 * layout.shards` heads and `next` of `capacity`
@@ -269,30 +304,28 @@ impl FreeLists {
         layout: ShardLayout,
     ) -> FreeLists {
         debug_assert!(capacity > 0 && capacity <= 1 << 24);
-        for shard in 0..layout.shards {
-            let (start, end) = layout.range(capacity, shard);
-            for i in start..end {
-                let link = if i + 1 == end { NIL } else { i + 1 };
-                // SAFETY: `i < capacity`; the caller gave us that many writable links.
-                unsafe { next.add(i as usize).as_ptr().write(AtomicU32::new(link)) };
-            }
-            let local = heads
-                .as_ptr()
-                .wrapping_add(HEADS_PER_SHARD * shard as usize);
-            // SAFETY: `shard < layout.shards`, and the caller gave us two heads per
-            // shard. No thread can see the lists yet; whatever hands them to other
-            // threads (a `&Pool`, a spawned thread) carries these writes with it.
+        for i in 0..capacity {
+            // SAFETY: `i < capacity`; the caller gave us that many writable links.
+            // (A link is read only after a push wrote it; this makes every link
+            // initialised memory all the same.)
+            unsafe { next.add(i as usize).as_ptr().write(AtomicU32::new(NIL)) };
+        }
+        for k in 0..HEADS_PER_SHARD * layout.shards as usize {
+            // SAFETY: `k < 2 * layout.shards`, the heads the caller gave us. No thread
+            // can see the lists yet; whatever hands them to other threads (a `&Pool`,
+            // a spawned thread) carries these writes with it.
             unsafe {
-                local.write(CachePadded::new(AtomicU64::new(start as u64)));
-                local
-                    .add(1)
-                    .write(CachePadded::new(AtomicU64::new(NIL as u64)));
-            }
+                heads
+                    .as_ptr()
+                    .add(k)
+                    .write(CachePadded::new(HeadLine::new(NIL)))
+            };
         }
         FreeLists {
             heads,
             next,
             layout,
+            capacity,
             magic: (1u64 << 48).div_ceil(layout.len as u64),
         }
     }
@@ -323,7 +356,27 @@ impl FreeLists {
         // SAFETY: callers pass `shard < shards` (a home shard is reduced modulo the
         // count, a slot's shard is computed from a valid index); there are two heads
         // per shard, and they live as long as `self`.
-        unsafe { self.heads.add(HEADS_PER_SHARD * shard as usize).as_ref() }
+        unsafe {
+            &self
+                .heads
+                .add(HEADS_PER_SHARD * shard as usize)
+                .as_ref()
+                .word
+        }
+    }
+
+    /// Shard `shard`'s count of slots ever handed out (on its local head's line).
+    #[inline(always)]
+    fn fresh_taken(&self, shard: u32) -> &AtomicU32 {
+        debug_assert!(shard < self.layout.shards);
+        // SAFETY: as in `head`.
+        unsafe {
+            &self
+                .heads
+                .add(HEADS_PER_SHARD * shard as usize)
+                .as_ref()
+                .fresh_taken
+        }
     }
 
     /// Shard `shard`'s remote head.
@@ -332,9 +385,11 @@ impl FreeLists {
         debug_assert!(shard < self.layout.shards);
         // SAFETY: as in `head`.
         unsafe {
-            self.heads
+            &self
+                .heads
                 .add(HEADS_PER_SHARD * shard as usize + 1)
                 .as_ref()
+                .word
         }
     }
 
@@ -360,6 +415,24 @@ impl FreeLists {
     /// Takes the top slot of shard `shard`'s local stack, or `None` when it is empty.
     #[inline]
     pub(crate) fn pop_local(&self, shard: u32) -> Option<u32> {
+        self.pop_local_read(shard, |_| ()).map(|(index, ())| index)
+    }
+
+    /// Takes the top slot of shard `shard`'s local stack with what `read(slot)` said
+    /// about it, or `None` when the stack is empty. `read` runs before the head swap,
+    /// so its load overlaps the swap instead of waiting for it (a locked instruction
+    /// on x86-64 holds back later loads).
+    ///
+    /// What `read` saw is still true once the slot is ours, if only owners write what
+    /// it reads: it read after the head load (Acquire, so after the last owner's
+    /// writes), and the head swap succeeds only if no pop or push came between, so
+    /// nobody owned the slot since.
+    #[inline]
+    pub(crate) fn pop_local_read<S>(
+        &self,
+        shard: u32,
+        read: impl Fn(u32) -> S,
+    ) -> Option<(u32, S)> {
         let head_word = self.head(shard);
         // Acquire: pairs with the Release of the push that installed this head, so the
         // link we read below is the one that push wrote.
@@ -369,6 +442,7 @@ impl FreeLists {
             if index >= NIL_WAITING {
                 return None;
             }
+            let seen = read(index);
             // Relaxed: ordered by the acquire above. It may be stale if `index` is
             // being popped and pushed right now; then the head has moved on (new tag)
             // and the compare-exchange below fails.
@@ -382,46 +456,7 @@ impl FreeLists {
                 // Failure, Acquire: we read the new head's link next time round.
                 Ordering::Acquire,
             ) {
-                Ok(_) => return Some(index),
-                Err(now) => head = now,
-            }
-        }
-    }
-
-    /// Takes the top slot of shard `shard`'s local stack if `used(top)` says it was used
-    /// before (`Some`): `Ok(Some((slot, what used said)))`, `Ok(None)` when the stack is
-    /// empty, `Err(())` when its top is a never-used slot (left where it is).
-    ///
-    /// What `used` read about the slot is still true once the slot is ours: it read it
-    /// after the head load (Acquire, so after the last owner's writes), and the head
-    /// swap succeeds only if no pop or push came between, so nobody owned the slot since.
-    #[inline]
-    pub(crate) fn pop_local_used<S>(
-        &self,
-        shard: u32,
-        used: impl Fn(u32) -> Option<S>,
-    ) -> Result<Option<(u32, S)>, ()> {
-        let head_word = self.head(shard);
-        // Acquire: as in `pop_local`.
-        let mut head = head_word.load(Ordering::Acquire);
-        loop {
-            let index = index_of(head);
-            if index >= NIL_WAITING {
-                return Ok(None);
-            }
-            let Some(seen) = used(index) else {
-                return Err(());
-            };
-            // Relaxed: as in `pop_local`.
-            let next = self.link(index).load(Ordering::Relaxed);
-            match head_word.compare_exchange_weak(
-                head,
-                with_index(head, next),
-                // As in `pop_local`.
-                Ordering::Acquire,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return Ok(Some((index, seen))),
+                Ok(_) => return Some((index, seen)),
                 Err(now) => head = now,
             }
         }
@@ -430,13 +465,14 @@ impl FreeLists {
     /// Takes a slot that was used before and is free now, or `None` (with nothing
     /// taken) when no stack had one when it was visited. Looks at shard `home`'s remote
     /// stack first, then at every other shard once, in the order of
-    /// [`steal_order`](Self::steal_order): the top of its local stack if `used` says
-    /// that slot was used before (unless `leave(shard)`), then its remote stack, which
-    /// holds only freed slots; then, if none had one, at the local stacks again, the
-    /// left ones included. The local stack comes first because the thread that
-    /// frees into a remote stack writes that head on every free, while a local stack
-    /// that a stealing thread drains is usually one that no live thread calls home. The
-    /// flag says that waiters must be woken (a remote chain replaced a waiters' mark).
+    /// [`steal_order`](Self::steal_order): its local stack (unless `leave(shard)`),
+    /// then its remote stack; then, if none had a slot, at the left local stacks. Every
+    /// slot on a stack was used before (the never-used ones are counted, not stacked),
+    /// so whatever a stack holds will do. The local stack comes first because the
+    /// thread that frees into a remote stack writes that head on every free, while a
+    /// local stack that a stealing thread drains is usually one that no live thread
+    /// calls home. The flag says that waiters must be woken (a remote chain replaced a
+    /// waiters' mark).
     ///
     /// `leave(shard)` says that the shard may be another live thread's home: its local
     /// stack holds what that thread freed, and the thread pushes and pops that head on
@@ -449,12 +485,11 @@ impl FreeLists {
     /// the second pass is what keeps the high-water mark honest then.)
     #[cold]
     #[inline(never)]
-    pub(crate) fn take_used<S>(
+    pub(crate) fn take_used(
         &self,
         home: u32,
         transit: &Transit,
         leave: impl Fn(u32) -> bool,
-        used: impl Fn(u32) -> Option<S>,
     ) -> (Option<u32>, bool) {
         let mut wake = false;
         if self.remote_has_slots(home) {
@@ -470,11 +505,7 @@ impl FreeLists {
             if leave(shard) {
                 left_any = true;
             } else {
-                taken = self
-                    .pop_local_used(shard, &used)
-                    .ok()
-                    .flatten()
-                    .map(|(index, _)| index);
+                taken = self.pop_local(shard);
             }
             if taken.is_none() && self.remote_has_slots(shard) {
                 let (got, woke) = self.take_remote(shard, transit);
@@ -488,18 +519,56 @@ impl FreeLists {
         }
         // Nothing elsewhere: the slots left for their threads come before a never-used
         // one, so that the slots ever used stay close to the most objects ever live.
-        // (Without a left shard there is nothing new to see: a pool filled by one
-        // thread pays one pass per never-used slot, not two.)
         if !left_any {
             return (None, wake);
         }
         for shard in self.steal_order(home, transit) {
-            if let Ok(Some((index, _))) = self.pop_local_used(shard, &used) {
+            if let Some(index) = self.pop_local(shard) {
                 transit.stole_from(shard);
                 return (Some(index), wake);
             }
         }
         (None, wake)
+    }
+
+    /// Takes shard `shard`'s lowest never-used slot, or `None` when it has none left.
+    ///
+    /// The count only grows, by one per slot, and never past the shard's length, so
+    /// each never-used slot is handed out once, in order (the pool's `high_water_len`
+    /// relies on the order). Relaxed: a never-used slot has no previous life to order
+    /// after (its link and stamp were written when the pool was built, which happens
+    /// before any thread can reach it), and the count orders nothing else; the
+    /// compare-exchanges on the one counter are totally ordered, so two takers never
+    /// get the same slot. A stale read only sends us round the loop.
+    #[inline]
+    pub(crate) fn take_fresh(&self, shard: u32) -> Option<u32> {
+        let (start, end) = self.layout.range(self.capacity, shard);
+        let len = end - start;
+        let count = self.fresh_taken(shard);
+        let mut taken = count.load(Ordering::Relaxed);
+        loop {
+            if taken >= len {
+                return None;
+            }
+            match count.compare_exchange_weak(
+                taken,
+                taken + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(start + taken),
+                Err(now) => taken = now,
+            }
+        }
+    }
+
+    /// `true` when shard `shard` has never-used slots left (a snapshot; the answer
+    /// only ever changes from `true` to `false`).
+    #[inline]
+    fn has_fresh(&self, shard: u32) -> bool {
+        let (start, end) = self.layout.range(self.capacity, shard);
+        // Relaxed: see `take_fresh`.
+        self.fresh_taken(shard).load(Ordering::Relaxed) < end - start
     }
 
     /// The shards other than `home`, each once, in the order a thread whose home ran
@@ -535,31 +604,40 @@ impl FreeLists {
 
     /// Takes a free slot from shard `home` or, failing that, from any other shard (in
     /// [`steal_order`](Self::steal_order)), or `None` if each shard was empty when
-    /// visited.
+    /// visited. In each shard it looks at the stacks first, then at the never-used
+    /// slots.
     ///
     /// A `None` means "full" only if no chain was in transit meanwhile: see
     /// [`Transit`] and the module docs.
     #[cold]
     #[inline(never)]
     pub(crate) fn scan(&self, home: u32, transit: &Transit) -> (Option<u32>, bool) {
-        if !self.shard_empty(home) {
-            let popped = self.pop(home, transit);
+        let popped = self.pop_any(home, transit);
+        if popped.0.is_some() {
+            return popped;
+        }
+        for shard in self.steal_order(home, transit) {
+            let popped = self.pop_any(shard, transit);
+            if popped.0.is_some() {
+                transit.stole_from(shard);
+                return popped;
+            }
+        }
+        (None, false)
+    }
+
+    /// Takes a free slot of shard `shard`: from its stacks (see [`pop`](Self::pop)),
+    /// or else a never-used one. Peeks first: an empty shard costs shared reads of its
+    /// lines, not exclusive ones.
+    #[inline]
+    fn pop_any(&self, shard: u32, transit: &Transit) -> (Option<u32>, bool) {
+        if !self.stacks_empty(shard) {
+            let popped = self.pop(shard, transit);
             if popped.0.is_some() {
                 return popped;
             }
         }
-        for shard in self.steal_order(home, transit) {
-            // Peeks first: an empty shard costs shared reads of its lines, not
-            // exclusive ones.
-            if !self.shard_empty(shard) {
-                let popped = self.pop(shard, transit);
-                if popped.0.is_some() {
-                    transit.stole_from(shard);
-                    return popped;
-                }
-            }
-        }
-        (None, false)
+        (self.take_fresh(shard), false)
     }
 
     /// Takes shard `shard`'s whole remote stack if it holds slots: keeps the top slot
@@ -675,9 +753,16 @@ impl FreeLists {
     /// scan's peeks take part in the transit argument (module docs); on x86-64 these
     /// are plain loads.
     #[inline]
-    fn shard_empty(&self, shard: u32) -> bool {
+    fn stacks_empty(&self, shard: u32) -> bool {
         index_of(self.head(shard).load(Ordering::SeqCst)) >= NIL_WAITING
             && index_of(self.remote(shard).load(Ordering::SeqCst)) >= NIL_WAITING
+    }
+
+    /// `true` when shard `shard` has no free slot: both stacks look empty and its
+    /// never-used slots are all handed out (a snapshot).
+    #[inline]
+    fn shard_empty(&self, shard: u32) -> bool {
+        self.stacks_empty(shard) && !self.has_fresh(shard)
     }
 
     /// Puts `index` back in the shard that owns it: on its local stack when that shard
@@ -685,8 +770,9 @@ impl FreeLists {
     /// `true` when threads were waiting for a slot and must now be woken.
     ///
     /// # Safety
-    /// `index` came from [`pop`](Self::pop) or [`steal`](Self::steal) on these lists and
-    /// has not been pushed since.
+    /// `index` was handed out by these lists ([`pop`](Self::pop),
+    /// [`take_used`](Self::take_used), [`take_fresh`](Self::take_fresh) or
+    /// [`scan`](Self::scan)) and has not been pushed since.
     #[inline]
     pub(crate) unsafe fn push(&self, index: u32, home: u32) -> bool {
         let shard = self.shard_of(index);
@@ -712,6 +798,11 @@ impl FreeLists {
     /// The caller must have read the futex it will sleep on *before* this call.
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) fn announce_waiter(&self, shard: u32) -> Announce {
+        // A never-used slot left (none can be left once an insert found the pool full,
+        // since the count only grows; checked all the same, it costs one load).
+        if self.has_fresh(shard) {
+            return Announce::Retry;
+        }
         match Self::announce_on(self.head(shard)) {
             Announce::Sleep => Self::announce_on(self.remote(shard)),
             retry => retry,

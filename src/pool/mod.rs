@@ -148,11 +148,14 @@
 //!   whole remote list in one step when its local list runs dry. So producer and
 //!   consumer do not trade one cache line per object, as they would on one head. This
 //!   is the remote (thread-) free list of mimalloc and sharded-slab.
-//! - Only when its home shard is empty does an insert look at the other shards
-//!   (**stealing**): first for a slot that was used before, anywhere, then for a
-//!   never-used one. It visits them from the highest down, starting where the last
-//!   steal succeeded (threads hold the lowest indices, so the highest shards are
-//!   nobody's home). The local list of another live thread's home comes last, since
+//! - A shard's never-used slots are not on its lists: a per-shard count says how many
+//!   of its slots were ever handed out, and the next never-used slot is the one after
+//!   them. So the lists hold only slots that were used before.
+//! - Only when its home shard's lists are empty does an insert look at the other
+//!   shards (**stealing**): first for a slot that was used before, anywhere, then for
+//!   a never-used one (its home shard's first). It visits them from the highest down,
+//!   starting where the last steal succeeded (threads hold the lowest indices, so the
+//!   highest shards are nobody's home). The local list of another live thread's home comes last, since
 //!   that thread writes its head on every insert and free, but still before any
 //!   never-used slot. Slots from a remote list are reused in the order they were freed.
 //!
@@ -207,12 +210,13 @@
 //!   threads share; without it a pair costs two compare-exchanges on the home shard's
 //!   head and nothing else shared. [`len`](Pool::len) instead counts occupied slots,
 //!   and [`high_water_len`](Pool::high_water_len) finds the end of the used prefix of
-//!   each shard with a binary search: each shard's list is LIFO, starts in slot order
-//!   and only ever holds the shard's own slots, so the slots it ever handed out are a
-//!   prefix of its range. An insert never takes a never-used slot while a freed one
-//!   waits anywhere (its home shard's local top, its remote stack, or another shard's;
-//!   the check is one compare of the stamp the insert writes anyway), so the slots
-//!   ever used stay at, or close to, the most objects ever live.
+//!   each shard with a binary search: each shard hands out its never-used slots in
+//!   order, by a count, and its lists only ever hold its own slots that were used
+//!   before, so the slots it ever handed out are a prefix of its range. An insert
+//!   never takes a never-used slot while a freed one waits anywhere (its home shard's
+//!   lists or another shard's), so the slots ever used stay at, or close to, the most
+//!   objects ever live; and since the lists hold no never-used slot, the insert fast
+//!   path (a pop of the home shard's local list) needs no check for one.
 //! - Full-pool waiting does not watch the live count (which lags the free lists and
 //!   can miss a wake). A waiter marks each shard's head as "empty, with waiters"; the
 //!   push that replaces a mark wakes all sleepers. The erase fast path therefore adds
@@ -648,9 +652,8 @@ impl<'s, T> Pool<'s, T> {
     ///
     /// Exact once threads are quiet. While they run, a slot whose object another
     /// thread is dropping at that moment counts as in use. Costs `O(shards × log
-    /// capacity)`: each shard's never-used slots stay in order at the bottom of its
-    /// free list, so the slots it ever handed out are a prefix of its range (see the
-    /// module docs).
+    /// capacity)`: each shard hands out its never-used slots in order, so the slots it
+    /// ever handed out are a prefix of its range (see the module docs).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;

@@ -224,64 +224,50 @@ impl<T> Core<T> {
 
     /// Takes a free slot for an insert: the slot and its stamp, which holds once we own
     /// the slot (only owners write stamps, so it stays as read until we write it).
+    ///
+    /// The fast path is a pop of shard `home`'s local stack. Every slot on a stack was
+    /// used before (the never-used slots are a count per shard, not stacked), so no
+    /// freshness check is needed; `take_elsewhere` looks for a freed slot everywhere
+    /// before it takes a never-used one.
     #[inline(always)]
     fn claim(&self, home: u32) -> Option<(u32, u32)> {
-        match self.pop_used(home) {
+        // Relaxed: the slot's last owner stored its stamp before the push that the
+        // pop acquires, and the stamp stays as read once the pop succeeds (see
+        // `FreeLists::pop_local_read`).
+        match self
+            .free
+            .pop_local_read(home, |i| self.stamp(i).load(Ordering::Relaxed))
+        {
             Some(claimed) => Some(claimed),
             None => self
                 .take_elsewhere(home)
-                // Relaxed: as in `pop_used`.
+                // Relaxed: we own the slot; its last owner's stamp store happened
+                // before the push we acquired (or, for a never-used slot, the pool's
+                // construction happened before this thread could reach it).
                 .map(|index| (index, self.stamp(index).load(Ordering::Relaxed))),
         }
     }
 
-    /// Takes the top of shard `home`'s local stack if that slot was used before, with
-    /// its stamp. `None` sends the caller to [`take_elsewhere`](Self::take_elsewhere),
-    /// which looks for a freed slot on every stack (the home shard's remote one first)
-    /// before it takes a never-used one. A pool in its steady state reuses slots, so
-    /// the check costs one compare of the stamp that the insert reads anyway; no atomic
-    /// read-modify-write is added. A one-shard pool takes the same path (a branch on
-    /// the shard count here measured 5-10% slower in `pool_scaling`); its never-used
-    /// slots come through `take_elsewhere`, once each.
-    #[inline(always)]
-    fn pop_used(&self, home: u32) -> Option<(u32, u32)> {
-        self.free
-            .pop_local_used(home, |i| self.used_stamp(i))
-            .unwrap_or(None)
-    }
-
-    /// Slot `index`'s stamp if the slot was used before, `None` if it never was (its
-    /// stamp is still the initial one).
-    #[inline(always)]
-    fn used_stamp(&self, index: u32) -> Option<u32> {
-        // Relaxed: a snapshot used to pick a slot, after the free-list head's Acquire
-        // load; only owners write stamps, and a slot that was used never gets the
-        // fresh stamp back. See `FreeLists::pop_local_used` for why it stays valid.
-        let stamp = self.stamp(index).load(Ordering::Relaxed);
-        (stamp != self.fresh_stamp).then_some(stamp)
-    }
-
-    /// The slow half of [`insert`](Self::insert): shard `home`'s local list was empty,
-    /// so take its remote list, or else steal from the other shards. Reports the pool
-    /// full only after a scan during which no chain of freed slots was in transit
-    /// between two lists (see `free_list`'s module docs); while one is, it looks again.
+    /// The slow half of [`insert`](Self::insert): shard `home`'s local list was empty.
+    /// Takes a slot some thread freed, wherever it waits (shard `home`'s remote list
+    /// first, then every other shard's lists), and only then a never-used slot (shard
+    /// `home`'s first). Reports the pool full only after a scan during which no chain
+    /// of freed slots was in transit between two lists (see `free_list`'s module docs);
+    /// while one is, it looks again.
     #[cold]
     #[inline(never)]
     pub(super) fn take_elsewhere(&self, home: u32) -> Option<u32> {
         // A slot some thread freed, wherever it waits, before a never-used one: the
-        // slots the pool ever used stay close to the most objects ever live. (One
-        // shard needs no search: see `pop_used`.)
+        // slots the pool ever used stay close to the most objects ever live. (With one
+        // shard, `scan` below looks at the remote list before the never-used slots.)
         if self.free.shards() > 1 {
             // A live thread whose index is `shard` calls that shard home; this
             // thread's own home is not another thread's. (Threads past the shard count
             // share homes by `index % shards`; those are not looked for.)
             let own = self.home_shard();
-            let (index, wake) = self.free.take_used(
-                home,
-                &self.transit,
-                |shard| shard != own && crate::thread_index::held(shard),
-                |i| self.used_stamp(i),
-            );
+            let (index, wake) = self.free.take_used(home, &self.transit, |shard| {
+                shard != own && crate::thread_index::held(shard)
+            });
             if wake {
                 self.wake_waiters();
             }
@@ -374,13 +360,13 @@ impl<T> Core<T> {
 impl<T> Core<T> {
     /// The pool's stamps with what it takes to read them.
     ///
-    /// The slots ever used form a prefix of each shard's range. Each shard's free list
-    /// starts as its range in order, lowest on top, is a stack, and only ever holds its
-    /// own slots, so its never-used slots always sit at its bottom, in order: a fresh
-    /// slot is taken only when every slot of the shard before it is in use, and it is
-    /// always the shard's lowest fresh one. A never-used slot still has its first
-    /// stamp, so a binary search per shard finds the boundary. (A slot refilled exactly
-    /// 2^30 times and free at that moment looks fresh again; the count is then low.)
+    /// The slots ever used form a prefix of each shard's range: a shard hands out its
+    /// never-used slots in order, by a count that only grows (see `free_list`), and
+    /// every slot on its free lists was handed out before. A never-used slot still has
+    /// its first stamp, and a slot that was handed out has had it replaced, so a binary
+    /// search per shard finds the boundary. (A slot refilled exactly 2^30 times and free
+    /// at that moment looks fresh again; the count is then low. While threads insert, a
+    /// slot just handed out may not have its new stamp yet.)
     pub(super) fn view(&self) -> StampView {
         StampView {
             stamps: self.stamps,
