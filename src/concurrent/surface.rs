@@ -79,6 +79,11 @@ unsafe impl<'s> Core<'s> for &LocalScope<'s> {
         self.own_slot().map_or(0, |slot| slot.end())
     }
 
+    #[inline(always)]
+    fn one_region(self) -> bool {
+        false // new chunks and direct claims come from the shared region
+    }
+
     #[inline]
     fn fits_new_region(self, size: usize, align: usize) -> bool {
         // As `bump_slow` decides: a thread with its own slot starts a new chunk for a

@@ -82,6 +82,11 @@ unsafe impl<'s> Core<'s> for &ScopeStack<'s> {
     }
 
     #[inline(always)]
+    fn one_region(self) -> bool {
+        true
+    }
+
+    #[inline(always)]
     unsafe fn set_top(self, to: usize) {
         self.cursor.set_cur(to);
     }

@@ -73,6 +73,10 @@ pub unsafe trait Core<'s>: Copy {
     /// next chunk), rather than fail or be placed apart from any region.
     fn fits_new_region(self, size: usize, align: usize) -> bool;
 
+    /// Whether the room above [`top`](Self::top) is all this surface can ever hand out
+    /// (a plain scope), so what does not fit there fits nowhere.
+    fn one_region(self) -> bool;
+
     /// Moves the bump pointer of this surface's region to `to`.
     ///
     /// # Safety

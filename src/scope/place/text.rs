@@ -38,7 +38,17 @@ pub(crate) fn try_alloc_fmt<'s, C: Core<'s>>(
             Formatted::Failed => {
                 return Err(c.error(AllocErrorKind::Format, 0, 1));
             }
-            Formatted::NoRoom => {}
+            // The room at the top was all a plain scope has: no need to measure.
+            Formatted::NoRoom(written) if c.one_region() => {
+                // A request one byte past the room: its error says what a plain scope
+                // says when it is full (the budget or the block, by name).
+                let past = (written + 1).max(c.limit().saturating_sub(c.top()) + 1);
+                return match bump_checked(c, past, 1) {
+                    Err(e) => Err(e),
+                    Ok(_) => unreachable!("a plain scope's room ends at its limit"),
+                };
+            }
+            Formatted::NoRoom(_) => {}
         }
     }
     format_measured(c, args)
@@ -49,8 +59,8 @@ enum Formatted<'s> {
     Done(&'s mut str),
     /// A `Display` implementation returned an error.
     Failed,
-    /// The text is longer than the room.
-    NoRoom,
+    /// The text is longer than the room (which it filled with this many bytes).
+    NoRoom(usize),
 }
 
 /// Formats into `[start, limit)`, reserved for the call.
@@ -132,7 +142,7 @@ fn format_at_top<'s, C: Core<'s>>(
                 Formatted::Done(core::str::from_utf8_unchecked_mut(bytes))
             }
         }
-        Err(fmt::Error) if w.no_room => Formatted::NoRoom,
+        Err(fmt::Error) if w.no_room => Formatted::NoRoom(w.at - start),
         Err(fmt::Error) => Formatted::Failed,
     }
 }
