@@ -81,12 +81,13 @@ use super::{collect, raw, slices, text, values};
 ///     let table = labels(&**level, 3);
 ///     assert_eq!(table[2], "label 2");
 ///
-///     // A concurrent frame: rayon jobs fill it through the same helper.
+///     // A concurrent frame: jobs on other threads fill it through the same helper
+///     // (rayon jobs do the same; see the crate docs).
 ///     level.scope_concurrent("frame", |frame| {
 ///         let mut out = [&[][..]; 4];
-///         rayon::scope(|jobs| {
+///         std::thread::scope(|jobs| {
 ///             for (i, slot) in out.iter_mut().enumerate() {
-///                 jobs.spawn(move |_| {
+///                 jobs.spawn(move || {
 ///                     // A job's own thread handle (`frame.local()`), or `frame` itself.
 ///                     *slot = labels(frame.local(), i as u32 + 1);
 ///                 });
