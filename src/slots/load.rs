@@ -19,11 +19,11 @@
 #![allow(clippy::result_large_err)]
 
 use core::alloc::Layout;
-use core::mem::size_of;
 use core::ptr::{self, NonNull};
 
 use crate::error::AllocError;
 use crate::scope::info::ScopeInfo;
+use crate::scope::place::Place;
 use crate::scope::ScopeStack;
 use crate::sync::Ordering;
 
@@ -334,38 +334,17 @@ unsafe fn drop_root<T>(p: NonNull<u8>) {
     unsafe { ptr::drop_in_place(p.cast::<T>().as_ptr()) }
 }
 
-/// Places `root` in the slot's scope (the newest allocation), with the function that
-/// drops it; if it does not fit, drops it (the scope is still open, so it may borrow
-/// from it) and returns the error.
-fn place_root<T>(handle: &ScopeStack<'_>, root: T) -> Result<(NonNull<u8>, DropRoot), AllocError> {
-    if size_of::<T>() == 0 {
-        // Nothing to place: any aligned address holds a zero-sized value.
-        let p = NonNull::<T>::dangling().cast::<u8>();
-        // SAFETY: a zero-sized write to an aligned, non-null address.
-        unsafe { p.cast::<T>().as_ptr().write(root) };
-        return Ok((p, drop_root::<T>));
-    }
-    match handle.try_alloc_layout(Layout::new::<T>()) {
-        Ok(p) => {
-            // SAFETY: fresh room for a `T` in the slot's scope.
-            unsafe { p.cast::<T>().as_ptr().write(root) };
-            Ok((p, drop_root::<T>))
-        }
-        Err(e) => {
-            drop(root);
-            Err(e)
-        }
-    }
-}
-
-/// As `place_root`, in a concurrent scope.
-pub(crate) fn place_root_concurrent<T>(
-    scope: &crate::ConcurrentScope<'_>,
+/// Places the root in the slot's scope (plain or concurrent: one `Place` call; a
+/// zero-sized root takes no room), handing back where it is and how to drop it. On an
+/// error the root is dropped here.
+pub(crate) fn place_root<'s, T>(
+    into: impl Place<'s>,
     root: T,
 ) -> Result<(NonNull<u8>, DropRoot), AllocError> {
-    match scope.try_alloc_layout(Layout::new::<T>()) {
+    match into.try_alloc_layout(Layout::new::<T>()) {
         Ok(p) => {
-            // SAFETY: fresh room for a `T` in the slot's concurrent scope.
+            // SAFETY: fresh room for a `T` in the slot's scope (an aligned dangling
+            // address when `T` is zero-sized).
             unsafe { p.cast::<T>().as_ptr().write(root) };
             Ok((p, drop_root::<T>))
         }

@@ -20,7 +20,7 @@ use crate::error::AllocError;
 
 use super::carve::Slots;
 use super::error::{SlotError, SlotErrorKind};
-use super::load::{place_root_concurrent, Unload};
+use super::load::{place_root, Unload};
 use super::loaded::{Loaded, Shared};
 use super::root::SlotRoot;
 
@@ -157,7 +157,7 @@ impl Slots {
         // SAFETY: just opened; it lives in the slot until it unloads.
         let scope = unsafe { self.concurrent_scope(index) };
         let placed = match build(scope) {
-            Ok(root) => place_root_concurrent(scope, root),
+            Ok(root) => place_root(scope, root),
             Err(e) => Err(e),
         };
         match placed {
