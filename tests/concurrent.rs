@@ -422,3 +422,20 @@ fn collected_slices_grow_by_doubling_in_chunks_and_direct_claims() {
         });
     });
 }
+
+/// A long collected slice whose iterator knows its length is claimed once, even where
+/// its room comes from direct claims: a slice of half the region fits.
+#[test]
+fn a_collected_slice_of_known_length_is_claimed_once() {
+    let half: usize = if cfg!(miri) { 16 << 10 } else { 256 << 10 };
+    let mut memory = LinearAllocator::with_capacity(2 * half + (16 << 10)).unwrap();
+    memory.scope("level", |level| {
+        level.scope_concurrent("load", |load| {
+            let a = vec![1u8; half / 2];
+            let b = vec![2u8; half / 2];
+            let tiles = load.alloc_iter(a.iter().chain(&b).copied());
+            assert_eq!(tiles.len(), half);
+            assert_eq!((tiles[0], tiles[half - 1]), (1, 2));
+        });
+    });
+}

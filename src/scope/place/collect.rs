@@ -34,6 +34,10 @@ pub(crate) unsafe fn try_alloc_iter<'s, C: Core<'s>, T>(
     iter: impl IntoIterator<Item = T>,
 ) -> Result<&'s mut [T], AllocError> {
     let mut iter = iter.into_iter();
+    // The iterator's lower bound is claimed at once (so a long slice whose new room is
+    // apart from any region, a concurrent scope's direct claim, is not moved again and
+    // again on its way there).
+    let hint = iter.size_hint().0;
     // Room before the first element: a slice record when `T` needs drop.
     let (head, align) = if needs_drop::<T>() {
         (SliceLayout::<T>::VALUE_OFFSET, SliceLayout::<T>::ALIGN)
@@ -54,6 +58,7 @@ pub(crate) unsafe fn try_alloc_iter<'s, C: Core<'s>, T>(
         end: usize::MAX,
         claimed: usize::MAX,
         outer: c.gaps_save(),
+        hint,
         _s: PhantomData,
     };
     for value in iter.by_ref() {
@@ -150,10 +155,11 @@ fn claim_more<'s, C: Core<'s>, T>(
     let built = grow.len * size;
     // Claim ahead as much as is built so far, like a `Vec` doubling, so collecting `n`
     // elements takes O(log n) claims. Zero-sized elements need room for the record alone.
+    let hinted = grow.hint.saturating_sub(grow.len).saturating_mul(size);
     let ahead = if size == 0 {
         0
     } else {
-        built.max(MIN_AHEAD).max(size)
+        built.max(MIN_AHEAD).max(size).max(hinted)
     };
     let cur = c.top();
     let limit = c.limit();
@@ -236,6 +242,8 @@ struct Growing<'s, C: Core<'s>, T> {
     /// Address one past the room claimed.
     claimed: usize,
     outer: C::Gaps,
+    /// The iterator's lower bound on its length, claimed ahead at the first claim.
+    hint: usize,
     _s: PhantomData<&'s ()>,
 }
 
