@@ -189,6 +189,30 @@
 //! });
 //! ```
 //!
+//! The borrow of the root is never the root's own lifetime. [`with`](crate::Loaded::with)
+//! lends `&'y R::Of<'x>` and [`with_mut`](crate::Loaded::with_mut) lends
+//! `&'y mut R::Of<'x>`, both higher-ranked over `'x` (what the root may hold: the slot's
+//! memory, which lives until unload) and `'y` (this one call). If the two were the same
+//! lifetime, a closure could store a reference to the root's own fields, or to heap
+//! data the root owns, inside the root; a later call could then replace that data (a
+//! `String` reassigned, an enum variant swapped) and leave the stored reference
+//! dangling. With `'y` shorter than `'x`, only what lives as long as the slot (values
+//! placed through the slot's scope) can be stored in the root:
+//!
+//! ```compile_fail
+//! # use scope_stack::{slot_root, LinearAllocator};
+//! struct Node<'s> { owned: String, view: &'s str }
+//! slot_root!(struct NodeRoot => Node);
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! memory.scope("game", |game| {
+//!     let slots = game.new_slots("levels", 1, 4096);
+//!     let mut l = slots.load::<NodeRoot>("a", |_| Node { owned: "x".repeat(64), view: "" }).unwrap();
+//!     l.with_mut(|n, _| n.view = &n.owned); // error: lifetime may not live long enough
+//!     l.with_mut(|n, _| n.owned = String::new());
+//!     l.with(|n| println!("{}", n.view));
+//! });
+//! ```
+//!
 //! Dropping a `Loaded` drops the root first (its destructor may read the slot's other
 //! values), then runs the slot's finalizers newest first, rewinds the slot and frees
 //! it. `mem::forget` of it leaks, never dangles: each slot is a block of its own whose

@@ -206,11 +206,13 @@ impl<'a, R: SlotRoot, K: LoadedKind> Loaded<'a, R, K> {
     /// });
     /// ```
     #[inline]
-    pub fn with<T>(&self, f: impl for<'x> FnOnce(&'x R::Of<'x>) -> T) -> T {
+    pub fn with<T>(&self, f: impl for<'x, 'y> FnOnce(&'y R::Of<'x>) -> T) -> T {
         // SAFETY: the root was placed in the slot when it loaded and lives until this
         // `Loaded` drops; `&self` keeps it from dropping meanwhile, and no `&mut` to it
-        // exists (only `with_mut`, through `&mut self`, makes one). `f` is higher-ranked,
-        // so whatever lifetime is chosen here cannot escape into its result.
+        // exists (only `with_mut`, through `&mut self`, makes one). `f` is higher-ranked
+        // over both the root's lifetime and the borrow's, so neither escapes into its
+        // result, and the borrow (`'y`) is never the root's own lifetime (`'x`): nothing
+        // borrowed from the root can be stored back into it (rule 10).
         f(unsafe { self.root.cast::<R::Of<'_>>().as_ref() })
     }
 
@@ -271,7 +273,7 @@ impl<'a, R: SlotRoot, K: LoadedKind> Loaded<'a, R, K> {
     /// # Safety
     /// Only from `&mut self`, lent to a higher-ranked closure.
     #[inline]
-    unsafe fn root_mut<'x>(&mut self) -> &'x mut R::Of<'x> {
+    unsafe fn root_mut<'x, 'y>(&mut self) -> &'y mut R::Of<'x> {
         // SAFETY: per the caller; the root lives until this `Loaded` drops.
         unsafe { self.root.cast::<R::Of<'x>>().as_mut() }
     }
@@ -300,7 +302,7 @@ impl<R: SlotRoot> Loaded<'_, R, Plain> {
     /// ```
     pub fn with_mut<T>(
         &mut self,
-        f: impl for<'x> FnOnce(&'x mut R::Of<'x>, &'x ScopeStack<'x>) -> T,
+        f: impl for<'x, 'y> FnOnce(&'y mut R::Of<'x>, &'x ScopeStack<'x>) -> T,
     ) -> T {
         // SAFETY: we hold the slot, which is open until we drop; the handle lives in
         // the table. `&mut self` makes this the only access to the root now.
@@ -330,7 +332,7 @@ impl<R: SlotRoot> Loaded<'_, R, Shared> {
     /// ```
     pub fn with_mut<T>(
         &mut self,
-        f: impl for<'x> FnOnce(&'x mut R::Of<'x>, &'x ConcurrentScope<'x>) -> T,
+        f: impl for<'x, 'y> FnOnce(&'y mut R::Of<'x>, &'x ConcurrentScope<'x>) -> T,
     ) -> T {
         // SAFETY: we hold the slot, which is open until we drop; its concurrent scope
         // lives in the slot's memory until then. `&mut self` makes this the only
