@@ -87,3 +87,37 @@ fn two_waiters_both_get_a_slot() {
         });
     });
 }
+
+/// A holder's name published while another thread reads it (through the holders of a
+/// failed load) is read whole or not at all: the name copy's sequence lock never lets a
+/// reader mix two holders' words. The names are 16 bytes, two words each.
+#[test]
+fn a_name_published_while_read_is_never_torn() {
+    slot_root!(struct Unit = for<'s> ());
+    const A: &str = "AAAAAAAAAAAAAAAA";
+    const B: &str = "BBBBBBBBBBBBBBBB";
+    model(|| {
+        with_slots(1, |slots| {
+            let first = slots.load::<Unit>(A, |_| ()).unwrap();
+            let writer = thread::spawn(move || {
+                drop(first);
+                if let Ok(second) = slots.load::<Unit>(B, |_| ()) {
+                    drop(second);
+                }
+            });
+            match slots.load::<Unit>("reader", |_| ()) {
+                Ok(mine) => drop(mine),
+                Err(e) => {
+                    for name in e.holders() {
+                        // "" is a holder whose name is not (or no longer) readable.
+                        assert!(
+                            name.is_empty() || name == A || name == B,
+                            "torn name {name:?}"
+                        );
+                    }
+                }
+            }
+            writer.join().unwrap();
+        });
+    });
+}

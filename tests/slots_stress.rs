@@ -151,3 +151,82 @@ fn plain_loads_from_many_threads_never_share_a_slot() {
         assert_eq!(slots.loaded(), 0);
     });
 }
+
+/// Holder names are never torn: writers load and drop slots under names of 40 bytes
+/// made of one repeated letter each, while readers take every name they can see (the
+/// holders of a failed load, which reports read the same way) and check each against
+/// the set of names written. A torn read would mix two letters.
+#[test]
+fn holder_names_are_never_torn() {
+    slot_root!(struct Unit = for<'s> ());
+    const WRITERS: usize = 3;
+    const READERS: usize = 3;
+    let rounds: usize = if cfg!(miri) {
+        20
+    } else if cfg!(debug_assertions) {
+        5_000
+    } else {
+        100_000
+    };
+    let names: Vec<String> = (0..WRITERS * 2)
+        .map(|i| char::from(b'A' + i as u8).to_string().repeat(40))
+        .collect();
+    let is_written = |name: &str| name.is_empty() || names.iter().any(|n| n == name);
+
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("names", |scope| {
+        let slots = scope.new_slots("slots", 2, 1024);
+        let done = std::sync::atomic::AtomicBool::new(false);
+        let (seen, torn) = std::thread::scope(|t| {
+            let readers: Vec<_> = (0..READERS)
+                .map(|_| {
+                    let done = &done;
+                    t.spawn(move || {
+                        let (mut seen, mut torn) = (0usize, Vec::new());
+                        while !done.load(Ordering::Relaxed) {
+                            if let Err(e) = slots.load::<Unit>("reader", |_| ()) {
+                                for name in e.holders() {
+                                    seen += 1;
+                                    if !is_written(name) && name != "reader" {
+                                        torn.push(name.to_string());
+                                    }
+                                }
+                            }
+                        }
+                        (seen, torn)
+                    })
+                })
+                .collect();
+            let writers: Vec<_> = (0..WRITERS)
+                .map(|w| {
+                    let names = &names;
+                    t.spawn(move || {
+                        for i in 0..rounds {
+                            let name = &names[w * 2 + i % 2];
+                            if let Ok(loaded) = slots.load::<Unit>(name, |_| ()) {
+                                assert_eq!(loaded.name(), name);
+                            }
+                        }
+                    })
+                })
+                .collect();
+            for w in writers {
+                w.join().unwrap();
+            }
+            done.store(true, Ordering::Relaxed);
+            readers.into_iter().map(|r| r.join().unwrap()).fold(
+                (0, Vec::new()),
+                |(s, mut t), (s2, t2)| {
+                    t.extend(t2);
+                    (s + s2, t)
+                },
+            )
+        });
+        assert!(seen > 0, "the readers saw no names");
+        assert!(
+            torn.is_empty(),
+            "torn names: {:?}",
+            &torn[..torn.len().min(5)]
+        );
+    });
+}

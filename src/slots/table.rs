@@ -9,10 +9,13 @@
 //! - A record's [`Holder`] (the sub-block, the scope record, the handle, the root) is
 //!   touched only by the slot's holder, or by the carving code before the `Slots` is
 //!   shared.
-//! - What other threads read for reports (`gen`, the name copy, `used`, `high_water`)
-//!   is atomic. `gen` is odd while the slot is held and changes on every claim and
-//!   free, so a report that reads the same `gen` before and after the name knows it
-//!   read one holder's name.
+//! - What other threads read for reports (the name copy, `used`, `high_water`) is
+//!   atomic. The name copy is a sequence lock: `name_seq` is odd while its holder
+//!   rewrites the length and words, and even once they are whole. The writer makes it
+//!   odd, then a release fence, then the words, then the even value with release; a
+//!   reader loads it (acquire), the words, an acquire fence, and the sequence again.
+//!   Equal and even means the words are one holder's whole name; anything else is
+//!   retried or reported as no name. A freed slot's copy is empty.
 //! - The sub-block's cursor and scope list never reach into the parent block's list of
 //!   live scopes, so nothing the parent's close or reports read points into a slot.
 
@@ -23,7 +26,7 @@ use core::ptr::{self, NonNull};
 use crate::block::linear::LinearAllocator;
 use crate::scope::info::ScopeInfo;
 use crate::scope::ScopeStack;
-use crate::sync::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use crate::sync::{fence, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// Nobody holds the slot.
 pub(crate) const FREE: u32 = 0;
@@ -44,9 +47,10 @@ pub(crate) type DropRoot = unsafe fn(NonNull<u8>);
 pub(crate) struct Record {
     /// `FREE`, `BUILDING` or `LOADED` (module invariant).
     pub(crate) state: AtomicU32,
-    /// Odd while held; bumped on every claim and free (for reports).
-    gen: AtomicU32,
-    /// The holder's name, for reports: its length and bytes in words.
+    /// The name copy's sequence lock: odd while the holder rewrites it (module
+    /// invariant).
+    name_seq: AtomicU32,
+    /// The holder's name, for reports: its length and bytes in words (0 when free).
     name_len: AtomicUsize,
     name_words: [AtomicU64; NAME_WORDS],
     /// Bytes in use in the slot, as of the last build or `with_mut`.
@@ -82,7 +86,7 @@ impl Record {
     pub(crate) fn new(block: LinearAllocator) -> Record {
         Record {
             state: AtomicU32::new(FREE),
-            gen: AtomicU32::new(0),
+            name_seq: AtomicU32::new(0),
             name_len: AtomicUsize::new(0),
             name_words: core::array::from_fn(|_| AtomicU64::new(0)),
             used: AtomicUsize::new(0),
@@ -135,20 +139,52 @@ impl Record {
         self.holder.get()
     }
 
-    /// Records the holder's name (`len` bytes of `name`) for reports and starts a new
-    /// generation. Called by the holder right after the claim.
+    /// Records the holder's name (`len` bytes of `name`) for reports. Called by the
+    /// holder right after the claim.
     pub(crate) fn publish_name(&self, name: &[u8; NAME_BYTES], len: usize) {
-        // Only the holder writes `gen` (module invariant): no read-modify-write needed.
-        let gen = self.gen.load(Ordering::Relaxed).wrapping_add(1);
-        self.gen.store(gen, Ordering::Relaxed);
-        // Whole words of the holder's buffer (bytes past `len` are never read).
-        for i in 0..len.div_ceil(8) {
-            let mut w = [0u8; 8];
-            w.copy_from_slice(&name[i * 8..i * 8 + 8]);
-            self.name_words[i].store(u64::from_le_bytes(w), Ordering::Relaxed);
+        self.write_name(|words, name_len| {
+            // Whole words of the holder's buffer (bytes past `len` are never read).
+            for (i, word) in words.iter().enumerate().take(len.div_ceil(8)) {
+                let mut w = [0u8; 8];
+                w.copy_from_slice(&name[i * 8..i * 8 + 8]);
+                word.store(u64::from_le_bytes(w), Ordering::Relaxed);
+            }
+            name_len.store(len, Ordering::Relaxed);
+        });
+    }
+
+    /// Rewrites the name copy inside the sequence lock (holder only, so plain loads
+    /// and stores of `name_seq` suffice: there is one writer).
+    #[inline]
+    fn write_name(&self, write: impl FnOnce(&[AtomicU64; NAME_WORDS], &AtomicUsize)) {
+        let seq = self.name_seq.load(Ordering::Relaxed);
+        let writing = seq | 1;
+        self.name_seq.store(writing, Ordering::Relaxed);
+        // Release fence: a reader whose acquire fence follows a load of any word
+        // written below also sees `writing` (or later) in its second load of the
+        // sequence, so it cannot take half-written words for whole ones.
+        fence(Ordering::Release);
+        write(&self.name_words, &self.name_len);
+        // Release: a reader that sees the even value (acquire) sees all the words.
+        self.name_seq
+            .store(writing.wrapping_add(1), Ordering::Release);
+    }
+
+    /// Reads one whole name from the copy, or `None` while it is being rewritten.
+    /// Bytes past the returned length are unspecified.
+    pub(crate) fn read_name(&self, out: &mut [u8; NAME_BYTES]) -> Option<usize> {
+        let before = self.name_seq.load(Ordering::Acquire);
+        if before & 1 == 1 {
+            return None;
         }
-        // Release: a report that sees this length (acquire) sees the words.
-        self.name_len.store(len, Ordering::Release);
+        let len = self.name_len.load(Ordering::Relaxed).min(NAME_BYTES);
+        for (i, word) in self.name_words.iter().enumerate().take(len.div_ceil(8)) {
+            out[i * 8..i * 8 + 8].copy_from_slice(&word.load(Ordering::Relaxed).to_le_bytes());
+        }
+        // Acquire fence: if any load above saw a later writer's word, the load of the
+        // sequence below sees that writer's odd value (see `write_name`).
+        fence(Ordering::Acquire);
+        (self.name_seq.load(Ordering::Relaxed) == before).then_some(len)
     }
 
     /// Publishes the slot's use and high-water mark for reports (holder only, so plain
@@ -164,8 +200,9 @@ impl Record {
     /// Marks the slot free (the holder's last act on it). Release: the next holder
     /// sees the rewound sub-block.
     pub(crate) fn free(&self) {
-        let gen = self.gen.load(Ordering::Relaxed).wrapping_add(1);
-        self.gen.store(gen, Ordering::Relaxed);
+        // The copy is emptied first: a report never gives a freed slot's name to the
+        // next holder.
+        self.write_name(|_, name_len| name_len.store(0, Ordering::Relaxed));
         self.state.store(FREE, Ordering::Release);
     }
 
@@ -180,32 +217,21 @@ impl Record {
             high_water: self.high_water.load(Ordering::Relaxed),
             loads: self.loads.load(Ordering::Relaxed),
         };
-        // A few tries to read one holder's name; a slot that changes hands faster than
-        // that shows without one.
+        let state = self.state.load(Ordering::Acquire);
+        if state == FREE {
+            view.used = 0;
+            return view;
+        }
+        view.state = state;
+        // A few tries to read one holder's whole name; a slot whose name is rewritten
+        // faster than that shows without one.
         for _ in 0..4 {
-            let gen = self.gen.load(Ordering::Acquire);
-            let state = self.state.load(Ordering::Acquire);
-            if state == FREE {
-                view.used = 0;
-                return view;
-            }
-            if gen % 2 == 0 {
-                // Claimed, name not yet published.
-                view.state = state;
-                return view;
-            }
-            let len = self.name_len.load(Ordering::Acquire).min(NAME_BYTES);
-            for (i, word) in self.name_words.iter().enumerate() {
-                let w = word.load(Ordering::Relaxed).to_le_bytes();
-                view.name[i * 8..i * 8 + 8].copy_from_slice(&w);
-            }
-            if self.gen.load(Ordering::Acquire) == gen {
-                view.state = state;
+            if let Some(len) = self.read_name(&mut view.name) {
                 view.name_len = len;
                 return view;
             }
+            crate::sync::spin_hint();
         }
-        view.state = self.state.load(Ordering::Relaxed);
         view
     }
 }
@@ -215,7 +241,7 @@ impl Record {
 pub(crate) struct SlotView {
     /// `FREE`, `BUILDING` or `LOADED`.
     pub(crate) state: u32,
-    /// The holder's name (bytes; may be cut inside a character when it changed hands).
+    /// The holder's name: one holder's whole name, or empty.
     pub(crate) name: [u8; NAME_BYTES],
     pub(crate) name_len: usize,
     /// Bytes in use as of the last publish.
