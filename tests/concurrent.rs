@@ -439,3 +439,82 @@ fn a_collected_slice_of_known_length_is_claimed_once() {
         });
     });
 }
+
+/// On a thread without a slot of its own, every collected slice is a direct claim from
+/// the region; what it claims ahead goes back at the end, so one-item slices take no
+/// more than twice what copies of the same items take, and a filtered iterator (which
+/// promises nothing) stays within a small multiple of its slice.
+#[test]
+fn direct_claims_give_back_what_they_claimed_ahead() {
+    let n: usize = if cfg!(miri) { 500 } else { 20_000 };
+    let mut memory = LinearAllocator::with_capacity(4 << 20).unwrap();
+    memory.scope("frame", |frame| {
+        // No thread slots at all: every thread places by direct claims.
+        let config = ConcurrentConfig::new().threads(0);
+        frame.scope_concurrent_with("jobs", config, |jobs| {
+            let here = jobs.local();
+            let before = jobs.remaining();
+            for i in 0..n {
+                assert_eq!(here.alloc_iter(std::iter::once(i as u8)), [i as u8]);
+            }
+            let collected = before - jobs.remaining();
+            let before = jobs.remaining();
+            for i in 0..n {
+                assert_eq!(here.alloc_slice_copy(&[i as u8]), [i as u8]);
+            }
+            let copied = before - jobs.remaining();
+            assert!(
+                collected <= 2 * copied,
+                "{n} one-item alloc_iter took {collected} bytes, alloc_slice_copy {copied}"
+            );
+
+            let before = jobs.remaining();
+            let odd = here.alloc_iter((0..2 * n as u32).filter(|i| i % 2 == 1));
+            assert!(odd.iter().enumerate().all(|(i, v)| *v == 2 * i as u32 + 1));
+            let taken = before - jobs.remaining();
+            assert!(
+                taken <= 4 * 4 * n,
+                "took {taken} bytes for a {}-byte slice",
+                4 * n
+            );
+        });
+    });
+}
+
+/// Three workers on a concurrent scope with two thread slots and 512-byte chunks place
+/// page-aligned values (too large for a chunk: direct claims) and collect five at a
+/// time from an iterator that promises no length: the room each slice claims ahead as
+/// it doubles goes back at the end, and it all fits in a 4 MiB block.
+#[test]
+fn page_aligned_slices_from_three_workers_fit_in_four_mib() {
+    #[derive(Clone, Copy)]
+    #[repr(C, align(4096))]
+    struct Page([u8; 4096]);
+    let rounds: u8 = if cfg!(miri) { 3 } else { 20 };
+    let mut memory = LinearAllocator::with_capacity(4 << 20).unwrap();
+    memory.scope("level", |level| {
+        let config = ConcurrentConfig::new().threads(2).chunk_size(512);
+        level.scope_concurrent_with("pages", config, |pages| {
+            std::thread::scope(|t| {
+                for w in 0..3u8 {
+                    t.spawn(move || {
+                        let here = pages.local();
+                        for r in 0..rounds {
+                            let one = here.new_pod(Page([w; 4096]));
+                            // A filter promises no length: the slice grows as it goes.
+                            let five = here.alloc_iter(
+                                (0..10u8)
+                                    .filter(|i| i % 2 == 0)
+                                    .map(|i| Page([r ^ (i / 2); 4096])),
+                            );
+                            assert_eq!(five.len(), 5);
+                            assert_eq!(one.0[4095], w);
+                            assert!(five.iter().enumerate().all(|(i, p)| p.0[0] == r ^ i as u8));
+                            assert_eq!(five.as_ptr() as usize % 4096, 0);
+                        }
+                    });
+                }
+            });
+        });
+    });
+}

@@ -107,6 +107,12 @@ impl<'a> LocalScope<'a> {
         unsafe { &*self.slot.as_ptr() }
     }
 
+    /// The scope's shared region.
+    #[inline]
+    pub(super) fn region(&self) -> &'a super::region::Region {
+        &self.inner.region
+    }
+
     #[inline(always)]
     pub(super) fn ptr(&self, addr: usize) -> NonNull<u8> {
         self.inner.ptr(addr)

@@ -213,7 +213,8 @@ impl Slot {
 pub(crate) struct Region {
     /// End of the region (the block's limit, or the budget's).
     pub(crate) end: usize,
-    /// Next unclaimed byte; only grows (module invariant).
+    /// Next unclaimed byte; only grows, except that the owner of the newest direct
+    /// claim may take back its unused tail (module invariant).
     next: CachePadded<AtomicUsize>,
     /// Bytes claimed straight from the region (large or slot-less allocations); for
     /// reports.
@@ -261,6 +262,27 @@ impl Region {
         let at = self.claim(size, align)?;
         self.direct.fetch_add(size, Ordering::Relaxed);
         Some(at)
+    }
+
+    /// Takes back `[keep, claimed)`, the unused tail of a direct claim, if no claim
+    /// followed it (the region's next byte is still `claimed`). Returns whether it did.
+    ///
+    /// # Safety
+    /// `[keep, claimed)` is the tail of room this caller claimed straight from the
+    /// region (not a chunk) with `claim_direct`, and nothing in it is in use.
+    pub(crate) unsafe fn give_back_direct(&self, keep: usize, claimed: usize) -> bool {
+        // Relaxed, as in `claim`: the compare-exchange alone keeps claims apart. If it
+        // succeeds, nothing was claimed above `claimed`, so the tail is nobody's; a
+        // later claim may take it again.
+        let taken_back = keep < claimed
+            && self
+                .next
+                .compare_exchange(claimed, keep, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok();
+        if taken_back {
+            self.direct.fetch_sub(claimed - keep, Ordering::Relaxed);
+        }
+        taken_back
     }
 
     /// The highest address claimed so far.

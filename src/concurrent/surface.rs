@@ -129,10 +129,21 @@ unsafe impl<'s> Core<'s> for &LocalScope<'s> {
     #[inline]
     unsafe fn end_reservation(self, claimed: usize, keep: usize, _saved: ()) {
         if let Some(slot) = self.own_slot() {
-            if slot.cur() == claimed && keep >= slot.data_start() && keep <= claimed {
-                slot.set_cur(keep);
+            let in_chunk = keep >= slot.data_start() && claimed <= slot.end();
+            if in_chunk {
+                if slot.cur() == claimed && keep <= claimed {
+                    slot.set_cur(keep);
+                }
+                return;
             }
         }
+        // Not the top of this thread's chunk: the room is a direct claim (a thread
+        // without a slot of its own, or a request too large for a chunk). Chunks are
+        // claimed whole and a chunk's owner trims only at its cursor (above), so if the
+        // region's next byte is still `claimed`, `[keep, claimed)` is this call's
+        // direct claim and nobody else's.
+        // SAFETY: per the caller, nothing in `[keep, claimed)` is in use.
+        unsafe { self.region().give_back_direct(keep, claimed) };
     }
 }
 
