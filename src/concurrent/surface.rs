@@ -11,7 +11,7 @@ use core::ptr::NonNull;
 
 use crate::error::{AllocError, AllocErrorKind};
 use crate::scope::finalizer::Chain;
-use crate::scope::place::{Core, Handle, Place};
+use crate::scope::place::{Core, Handle, Place, Sealed};
 
 use super::local::LocalScope;
 use super::ConcurrentScope;
@@ -157,6 +157,9 @@ impl<'s> Handle<'s> for LocalScope<'s> {
         self
     }
 }
+
+impl Sealed for LocalScope<'_> {}
+impl Sealed for &ConcurrentScope<'_> {}
 
 impl<'s> Place<'s> for LocalScope<'s> {
     type Handle = LocalScope<'s>;

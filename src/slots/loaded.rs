@@ -251,6 +251,12 @@ impl<'a, R: SlotRoot, K: LoadedKind> Loaded<'a, R, K> {
 
     /// Bytes in use in the slot, as of the end of the build or the last `with_mut`.
     ///
+    /// The figure is published when those calls end, so it leaves out anything placed
+    /// in the slot since by another route: through a scope handle or a pool the root
+    /// keeps and uses inside [`with`](Self::with), or by worker threads still running
+    /// on a concurrent slot's scope. The next `with_mut` counts it. The slot's
+    /// high-water mark in [reports](crate::MemoryMap) follows the same rule.
+    ///
     /// ```
     /// # use scope_stack::{slot_root, LinearAllocator};
     /// slot_root!(struct Bytes = for<'s> &'s [u8]);

@@ -2,7 +2,7 @@
 //!
 //! Invariant: every method is a default method that calls the one generic implementation
 //! in this folder; an implementation of `Place` supplies only the hidden core, and only
-//! this crate can supply one (its type is private). The `Send` bound on values with a
+//! this crate can supply one (`Place` is sealed by a supertrait no user can name). The `Send` bound on values with a
 //! destructor is the stricter of the surfaces' bounds, so a helper written against
 //! `Place` is sound on a concurrent scope too.
 use core::alloc::Layout;
@@ -14,6 +14,11 @@ use crate::error::{AllocError, AllocErrorWith};
 use crate::scope::{Scope, ScopeStack};
 
 use super::core::{or_fail, Handle};
+
+/// The sealing supertrait of [`Place`]: public in name only (its module is private).
+pub trait Sealed {}
+impl Sealed for &ScopeStack<'_> {}
+impl Sealed for &Scope<'_, '_> {}
 use super::{collect, raw, slices, text, values};
 
 /// Places values in any kind of scope: a [`ScopeStack`] (through `&ScopeStack` or
@@ -32,7 +37,17 @@ use super::{collect, raw, slices, text, values};
 /// run on another thread (see [`crate::rules`]). Inherent methods stay, so ordinary
 /// calls need no import; bring `Place` into scope to write generic helpers.
 ///
-/// The trait is sealed: only this crate's scope types implement it.
+/// The trait is sealed (a hidden supertrait in a private module): only this crate's
+/// scope types implement it, so new methods can be added without breaking anyone.
+///
+/// ```compile_fail,E0277
+/// use scope_stack::{Place, ScopeStack};
+/// struct Mine<'a, 's>(&'a ScopeStack<'s>);
+/// impl<'a, 's> Place<'s> for Mine<'a, 's> { // error: `Sealed` is not implemented
+///     type Handle = &'a ScopeStack<'s>;
+///     fn handle(&self) -> &'a ScopeStack<'s> { self.0 }
+/// }
+/// ```
 ///
 /// # What the bounds rule out
 ///
@@ -100,7 +115,7 @@ use super::{collect, raw, slices, text, values};
 /// # Ok::<(), scope_stack::AllocError>(())
 /// ```
 #[allow(private_bounds)]
-pub trait Place<'s>: Sized {
+pub trait Place<'s>: Sized + Sealed {
     /// The surface this handle places through (crate-private).
     #[doc(hidden)]
     type Handle: Handle<'s>;

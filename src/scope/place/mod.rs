@@ -41,7 +41,7 @@ mod values;
 pub(crate) use self::core::or_fail;
 pub use self::core::{Core, Handle};
 pub(crate) use alloc_api::allocator_through_core;
-pub use api::Place;
+pub use api::{Place, Sealed};
 pub(crate) use collect::{try_alloc_iter, try_alloc_iter_exact, try_alloc_iter_pod};
 pub(crate) use raw::{try_alloc_layout, try_alloc_raw, try_alloc_uninit_slice};
 pub(crate) use slices::{
