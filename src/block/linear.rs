@@ -439,11 +439,6 @@ impl LinearAllocator {
     pub(crate) fn offset_of(&self, addr: usize) -> usize {
         addr.clamp(self.start, self.end) - self.start
     }
-
-    /// Bytes the innermost scope may still allocate.
-    pub(crate) fn remaining_to_limit(&self) -> usize {
-        self.active_cursor().remaining()
-    }
 }
 
 impl Drop for LinearAllocator {

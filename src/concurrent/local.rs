@@ -107,6 +107,14 @@ impl<'a> LocalScope<'a> {
         unsafe { &*self.slot.as_ptr() }
     }
 
+    /// The concurrent scope's record in the block's list of live scopes.
+    #[inline]
+    pub(super) fn scope_info(&self) -> &'a crate::scope::info::ScopeInfo {
+        // SAFETY: the record lives in the frame of the opening call, which outlives
+        // every `LocalScope` of the scope (`'a`).
+        unsafe { self.inner.info.get().as_ref() }
+    }
+
     /// The scope's shared region.
     #[inline]
     pub(super) fn region(&self) -> &'a super::region::Region {

@@ -145,6 +145,17 @@ unsafe impl<'s> Core<'s> for &LocalScope<'s> {
         // SAFETY: per the caller, nothing in `[keep, claimed)` is in use.
         unsafe { self.region().give_back_direct(keep, claimed) };
     }
+
+    #[inline]
+    unsafe fn register_pool(self, link: crate::scope::info::PoolLink) {
+        if let Ok(placed) = self.try_new_pod(link) {
+            // SAFETY: the link now lives in the region, until the scope closes; the
+            // caller vouches for what its snapshot reads. The scope's record has
+            // extras (the concurrent detail), and `add_pool` pushes atomically, so
+            // workers may register at once.
+            unsafe { self.scope_info().add_pool(NonNull::from(placed)) };
+        }
+    }
 }
 
 impl<'s> Handle<'s> for LocalScope<'s> {

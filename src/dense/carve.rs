@@ -11,6 +11,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 
 use crate::error::AllocError;
 use crate::scope::info::{PoolLink, PoolSnapshot};
+use crate::scope::place::{self, check_capacity, try_alloc_array_uninit, Core as Surface};
 use crate::scope::ScopeStack;
 
 use super::handle::MAX_CAPACITY;
@@ -70,88 +71,102 @@ impl<'s> ScopeStack<'s> {
         &self,
         capacity: usize,
     ) -> Result<&'s mut DensePool<'s, T>, AllocError> {
-        self.check_pool_capacity::<T>(
-            capacity,
-            MAX_CAPACITY,
-            size_of::<T>() + 12,
-            crate::error::Subject::dense_pool::<T>(capacity),
-        )?;
-        let slots = self.try_alloc_array_uninit::<Slot<T>>(capacity)?;
-        // One more word after the roster: the high-water mark that reports read.
-        let roster = self.try_alloc_array_uninit::<u32>(capacity + 1)?;
-
-        let id = DENSE_POOL_IDS.fetch_add(1, Ordering::Relaxed);
-        // Even (free) starting generations, different for every pool, so pools that
-        // share a tag rarely accept each other's handles (see `DenseHandle`).
-        let seed = id.wrapping_mul(0x9E37_79B9) & !1;
-        for i in 0..capacity {
-            // SAFETY: `i < capacity`, and both arrays have `capacity` elements of fresh,
-            // aligned memory that lives until this scope rewinds. Only the bookkeeping
-            // fields are written; the values stay uninitialised (free).
-            unsafe {
-                roster.add(i).write(i as u32);
-                let slot = slots.add(i).as_ptr();
-                ptr::addr_of_mut!((*slot).generation).write(AtomicU32::new(seed));
-                ptr::addr_of_mut!((*slot).position).write(i as u32);
-            }
-        }
-        // SAFETY: the roster has `capacity + 1` elements; the last one is the report's
-        // high-water word, only ever accessed as an `AtomicU32` (same size and alignment
-        // as `u32`).
-        unsafe {
-            roster
-                .add(capacity)
-                .cast::<AtomicU32>()
-                .write(AtomicU32::new(0))
-        };
-        let pool = DensePool {
-            slots,
-            roster,
-            len: 0,
-            capacity: capacity as u32,
-            tag: id & 0xFF,
-            high_water: 0,
-            _scope: PhantomData,
-            _owns: PhantomData,
-        };
-        #[cfg(feature = "debug-fill")]
-        for i in 0..capacity {
-            // SAFETY: `i < capacity`; every slot is free.
-            unsafe { pool.poison(i) };
-        }
-        // SAFETY: `new_object_unchecked`'s drop contract: the destructor drops `'static`
-        // `T`s and reads the pool's own arrays, carved in this scope before its record and
-        // valid until the rewind, which follows all finalizers. `'s` is only a marker.
-        let pool = match unsafe { self.try_new_object_unchecked(pool) } {
-            Ok(p) => p,
-            Err(e) => return Err(e.error),
-        };
-        // Register with the scope for reports. The link names only the slot array and
-        // the high-water word (scope memory the pool reaches through raw pointers), never
-        // the pool object, which the caller holds `&mut` to. When the link finds no room
-        // the pool works all the same, it is only left out of reports.
-        let start = slots.as_ptr().addr();
-        let end = pool.high_water_word().as_ptr().addr() + size_of::<AtomicU32>();
-        let link = PoolLink {
-            ptr: slots.cast(),
-            words: [
-                start,
-                end - start,
-                capacity,
-                pool.high_water_word().as_ptr().addr(),
-                0,
-            ],
-            kind: "DensePool",
-            type_name: core::any::type_name::<T>(),
-            snapshot: dense_snapshot::<T>,
-            next: None,
-        };
-        // SAFETY: `dense_snapshot::<T>` reads the slot array's generation words and the
-        // high-water word (see its contract), both carved above in this scope and valid
-        // until it ends.
-        unsafe { self.register_pool(link) };
-        Ok(pool)
+        // SAFETY: `T: 'static` on a plain scope (its finalizer runs on this thread).
+        unsafe { try_new_dense_pool_in(self, capacity) }
     }
+}
+
+/// The one body of `try_new_dense_pool`, for every surface.
+///
+/// # Safety
+/// As `place::try_new_object` for `DensePool<'s, T>` (whose finalizer drops the `T`s
+/// still in it): `T: 'static`, and `Send` where the surface is concurrent.
+pub(crate) unsafe fn try_new_dense_pool_in<'s, C: Surface<'s>, T>(
+    c: C,
+    capacity: usize,
+) -> Result<&'s mut DensePool<'s, T>, AllocError> {
+    check_capacity::<C, T>(
+        c,
+        capacity,
+        MAX_CAPACITY,
+        size_of::<T>() + 12,
+        crate::error::Subject::dense_pool::<T>(capacity),
+    )?;
+    let slots = try_alloc_array_uninit::<C, Slot<T>>(c, capacity)?;
+    // One more word after the roster: the high-water mark that reports read.
+    let roster = try_alloc_array_uninit::<C, u32>(c, capacity + 1)?;
+
+    let id = DENSE_POOL_IDS.fetch_add(1, Ordering::Relaxed);
+    // Even (free) starting generations, different for every pool, so pools that
+    // share a tag rarely accept each other's handles (see `DenseHandle`).
+    let seed = id.wrapping_mul(0x9E37_79B9) & !1;
+    for i in 0..capacity {
+        // SAFETY: `i < capacity`, and both arrays have `capacity` elements of fresh,
+        // aligned memory that lives until this scope rewinds. Only the bookkeeping
+        // fields are written; the values stay uninitialised (free).
+        unsafe {
+            roster.add(i).write(i as u32);
+            let slot = slots.add(i).as_ptr();
+            ptr::addr_of_mut!((*slot).generation).write(AtomicU32::new(seed));
+            ptr::addr_of_mut!((*slot).position).write(i as u32);
+        }
+    }
+    // SAFETY: the roster has `capacity + 1` elements; the last one is the report's
+    // high-water word, only ever accessed as an `AtomicU32` (same size and alignment
+    // as `u32`).
+    unsafe {
+        roster
+            .add(capacity)
+            .cast::<AtomicU32>()
+            .write(AtomicU32::new(0))
+    };
+    let pool = DensePool {
+        slots,
+        roster,
+        len: 0,
+        capacity: capacity as u32,
+        tag: id & 0xFF,
+        high_water: 0,
+        _scope: PhantomData,
+        _owns: PhantomData,
+    };
+    #[cfg(feature = "debug-fill")]
+    for i in 0..capacity {
+        // SAFETY: `i < capacity`; every slot is free.
+        unsafe { pool.poison(i) };
+    }
+    // SAFETY: `new_object_unchecked`'s drop contract: the destructor drops `'static`
+    // `T`s and reads the pool's own arrays, carved in this scope before its record and
+    // valid until the rewind, which follows all finalizers. `'s` is only a marker.
+    let pool = match unsafe { place::try_new_object_unchecked(c, pool) } {
+        Ok(p) => p,
+        Err(e) => return Err(e.error),
+    };
+    // Register with the scope for reports. The link names only the slot array and
+    // the high-water word (scope memory the pool reaches through raw pointers), never
+    // the pool object, which the caller holds `&mut` to. When the link finds no room
+    // the pool works all the same, it is only left out of reports.
+    let start = slots.as_ptr().addr();
+    let end = pool.high_water_word().as_ptr().addr() + size_of::<AtomicU32>();
+    let link = PoolLink {
+        ptr: slots.cast(),
+        words: [
+            start,
+            end - start,
+            capacity,
+            pool.high_water_word().as_ptr().addr(),
+            0,
+        ],
+        kind: "DensePool",
+        type_name: core::any::type_name::<T>(),
+        snapshot: dense_snapshot::<T>,
+        next: None,
+    };
+    // SAFETY: `dense_snapshot::<T>` reads the slot array's generation words and the
+    // high-water word (see its contract), both carved above in this scope and valid
+    // until it ends.
+    unsafe { c.register_pool(link) };
+    Ok(pool)
 }
 
 /// Reads a registered dense pool's statistics for a memory map report: `len` by

@@ -11,6 +11,7 @@ use core::mem::{align_of, size_of};
 use crossbeam_utils::CachePadded;
 
 use crate::error::AllocError;
+use crate::scope::place::{self, check_capacity, try_alloc_array_uninit, Core as Surface};
 use crate::scope::ScopeStack;
 use crate::sync::{AtomicU32, UnsafeCell};
 
@@ -134,88 +135,102 @@ impl<'s> ScopeStack<'s> {
         capacity: usize,
         shards: usize,
     ) -> Result<&'s mut Pool<'s, T>, AllocError> {
-        self.check_pool_capacity::<T>(
-            capacity,
-            MAX_POOL_CAPACITY,
-            size_of::<T>() + 8,
-            crate::error::Subject::pool::<T>(capacity),
-        )?;
-        if shards == 0 || shards > MAX_POOL_SHARDS {
-            return Err(self.error(
-                crate::AllocErrorKind::InvalidShardCount,
-                shards.saturating_mul(size_of::<Head>()),
-                align_of::<Head>(),
-            ));
-        }
-        let layout = ShardLayout::new(capacity as u32, shards as u32);
-        let values = self.try_alloc_array_uninit::<Slot<T>>(capacity)?;
-        let stamps = self.try_alloc_array_uninit::<AtomicU32>(capacity)?;
-        let links = self.try_alloc_array_uninit::<AtomicU32>(capacity)?;
-        let heads =
-            self.try_alloc_array_uninit::<Head>(HEADS_PER_SHARD * layout.shards as usize)?;
+        // SAFETY: `T: 'static` on a plain scope (its finalizer runs on this thread).
+        unsafe { try_new_pool_in(self, capacity, shards) }
+    }
+}
 
-        let id = POOL_IDS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
-        // A per-pool starting generation, so handles of pools that share a tag rarely
-        // collide (see `Handle`).
-        let seed = id.wrapping_mul(0x9E37_79B9) & !STATE_MASK;
-        let cap = capacity as u32;
-        for i in 0..capacity {
-            // SAFETY: `i < capacity`, and the arrays have `capacity` elements of fresh,
-            // aligned memory that lives until this scope rewinds.
-            unsafe {
-                UnsafeCell::init_uninit(values.add(i).as_ptr());
-                stamps.add(i).as_ptr().write(AtomicU32::new(seed | FREE));
-            }
+/// The one body of `try_new_pool_with_shards`, for every surface.
+///
+/// # Safety
+/// As `place::try_new_object` for `Pool<'s, T>` (whose finalizer drops the `T`s still
+/// in it): `T: 'static`, and `Send` where the surface is concurrent.
+pub(crate) unsafe fn try_new_pool_in<'s, C: Surface<'s>, T>(
+    c: C,
+    capacity: usize,
+    shards: usize,
+) -> Result<&'s mut Pool<'s, T>, AllocError> {
+    check_capacity::<C, T>(
+        c,
+        capacity,
+        MAX_POOL_CAPACITY,
+        size_of::<T>() + 8,
+        crate::error::Subject::pool::<T>(capacity),
+    )?;
+    if shards == 0 || shards > MAX_POOL_SHARDS {
+        return Err(c.error(
+            crate::AllocErrorKind::InvalidShardCount,
+            shards.saturating_mul(size_of::<Head>()),
+            align_of::<Head>(),
+        ));
+    }
+    let layout = ShardLayout::new(capacity as u32, shards as u32);
+    let values = try_alloc_array_uninit::<C, Slot<T>>(c, capacity)?;
+    let stamps = try_alloc_array_uninit::<C, AtomicU32>(c, capacity)?;
+    let links = try_alloc_array_uninit::<C, AtomicU32>(c, capacity)?;
+    let heads = try_alloc_array_uninit::<C, Head>(c, HEADS_PER_SHARD * layout.shards as usize)?;
+
+    let id = POOL_IDS.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+    // A per-pool starting generation, so handles of pools that share a tag rarely
+    // collide (see `Handle`).
+    let seed = id.wrapping_mul(0x9E37_79B9) & !STATE_MASK;
+    let cap = capacity as u32;
+    for i in 0..capacity {
+        // SAFETY: `i < capacity`, and the arrays have `capacity` elements of fresh,
+        // aligned memory that lives until this scope rewinds.
+        unsafe {
+            UnsafeCell::init_uninit(values.add(i).as_ptr());
+            stamps.add(i).as_ptr().write(AtomicU32::new(seed | FREE));
         }
-        // SAFETY: `links` has `capacity` and `heads` has `2 * layout.shards` fresh elements
-        // that only these lists will use, valid until the scope rewinds, which is after
-        // the pool's finalizer has run; `layout` is for `cap <= MAX_POOL_CAPACITY`.
-        let free = unsafe { FreeLists::new(heads, links, cap, layout) };
-        let pool = Pool {
-            core: Core {
-                values,
-                stamps,
-                capacity: cap,
-                tag: id & 0xFF,
-                fresh_stamp: seed | FREE,
-                free,
-                transit: CachePadded::new(Transit::new()),
-                #[cfg(feature = "std")]
-                futex: CachePadded::new(crate::sync::Futex::new()),
-                _owns: PhantomData,
-            },
-            _scope: PhantomData,
-        };
-        // SAFETY: `new_object_unchecked`'s drop contract: the destructor drops `'static`
-        // `T`s and reads the pool's own arrays, carved in this scope before its record and
-        // valid until the rewind, which follows all finalizers. `'s` is only a marker.
-        match unsafe { self.try_new_object_unchecked(pool) } {
-            Ok(p) => {
-                // Register with the scope for reports. The link copies what a report needs
-                // (the stamps array lives in scope memory, apart from the pool object), so a
-                // report never reads the pool object the caller holds `&mut` to.
-                let core = &p.core;
-                let link = crate::scope::info::PoolLink {
-                    ptr: core.stamps.cast(),
-                    words: [
-                        core.values.as_ptr().addr(),
-                        capacity * (size_of::<Slot<T>>() + 2 * size_of::<AtomicU32>())
-                            + HEADS_PER_SHARD * layout.shards as usize * size_of::<Head>(),
-                        core.capacity as usize,
-                        core.fresh_stamp as usize,
-                        layout.len as usize,
-                    ],
-                    kind: "Pool",
-                    type_name: core::any::type_name::<T>(),
-                    snapshot: pool_snapshot,
-                    next: None,
-                };
-                // SAFETY: `pool_snapshot` reads only the stamps array, which stays valid
-                // until this scope ends.
-                unsafe { self.register_pool(link) };
-                Ok(p)
-            }
-            Err(e) => Err(e.error),
+    }
+    // SAFETY: `links` has `capacity` and `heads` has `2 * layout.shards` fresh elements
+    // that only these lists will use, valid until the scope rewinds, which is after
+    // the pool's finalizer has run; `layout` is for `cap <= MAX_POOL_CAPACITY`.
+    let free = unsafe { FreeLists::new(heads, links, cap, layout) };
+    let pool = Pool {
+        core: Core {
+            values,
+            stamps,
+            capacity: cap,
+            tag: id & 0xFF,
+            fresh_stamp: seed | FREE,
+            free,
+            transit: CachePadded::new(Transit::new()),
+            #[cfg(feature = "std")]
+            futex: CachePadded::new(crate::sync::Futex::new()),
+            _owns: PhantomData,
+        },
+        _scope: PhantomData,
+    };
+    // SAFETY: `new_object_unchecked`'s drop contract: the destructor drops `'static`
+    // `T`s and reads the pool's own arrays, carved in this scope before its record and
+    // valid until the rewind, which follows all finalizers. `'s` is only a marker.
+    match unsafe { place::try_new_object_unchecked(c, pool) } {
+        Ok(p) => {
+            // Register with the scope for reports. The link copies what a report needs
+            // (the stamps array lives in scope memory, apart from the pool object), so a
+            // report never reads the pool object the caller holds `&mut` to.
+            let core = &p.core;
+            let link = crate::scope::info::PoolLink {
+                ptr: core.stamps.cast(),
+                words: [
+                    core.values.as_ptr().addr(),
+                    capacity * (size_of::<Slot<T>>() + 2 * size_of::<AtomicU32>())
+                        + HEADS_PER_SHARD * layout.shards as usize * size_of::<Head>(),
+                    core.capacity as usize,
+                    core.fresh_stamp as usize,
+                    layout.len as usize,
+                ],
+                kind: "Pool",
+                type_name: core::any::type_name::<T>(),
+                snapshot: pool_snapshot,
+                next: None,
+            };
+            // SAFETY: `pool_snapshot` reads only the stamps array, which stays valid
+            // until this scope ends.
+            unsafe { c.register_pool(link) };
+            Ok(p)
         }
+        Err(e) => Err(e.error),
     }
 }

@@ -225,7 +225,7 @@
 
 mod access;
 mod boxes;
-mod carve;
+pub(crate) mod carve;
 mod free_list;
 mod handle;
 mod iter;

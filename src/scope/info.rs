@@ -53,9 +53,13 @@ pub(crate) struct Extras {
     /// Whether the budget asked for was more than the parent's room and was clamped:
     /// then the parent's limit, not this budget, is what binds.
     clamped: bool,
-    /// Pools carved from this scope, newest first (for reports).
+    /// Pools carved from this scope, newest first (for reports). Atomic because the
+    /// workers of a concurrent scope carve containers from it at once: a link is
+    /// pushed with a release compare-exchange after its fields are written, and read
+    /// with acquire. (`core`'s atomic even under loom: the list only grows while the
+    /// scope lives, and no loom model is about it.)
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-    pools: Cell<Option<NonNull<PoolLink>>>,
+    pools: core::sync::atomic::AtomicPtr<PoolLink>,
     /// What a concurrent scope shows the report (its region and chunks): set only by
     /// the concurrent layer, read only by the report layer, which knows the type.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
@@ -69,7 +73,7 @@ impl Extras {
         Extras {
             budget: budget.unwrap_or(usize::MAX),
             clamped: false,
-            pools: Cell::new(None),
+            pools: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
             detail: None,
         }
     }
@@ -87,7 +91,7 @@ impl Extras {
         Extras {
             budget: budget.unwrap_or(usize::MAX),
             clamped: false,
-            pools: Cell::new(None),
+            pools: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
             detail: Some(detail),
         }
     }
@@ -159,7 +163,8 @@ impl ScopeInfo {
     /// The newest pool registered with this scope.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) fn pools(&self) -> Option<NonNull<PoolLink>> {
-        self.extras().and_then(|e| e.pools.get())
+        self.extras()
+            .and_then(|e| NonNull::new(e.pools.load(core::sync::atomic::Ordering::Acquire)))
     }
 
     /// 0 for the outermost live scope on the block, 1 for its child, and so on.
@@ -213,7 +218,7 @@ pub(crate) struct PoolSnapshot {
 /// while a report is taken, and reading it then would break Rust's aliasing rules.
 #[derive(Clone, Copy)]
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-pub(crate) struct PoolLink {
+pub struct PoolLink {
     /// Pool-defined: memory the pool shares with the report (scope memory that the pool
     /// itself only reaches through raw pointers). Reports use it to place a pool whose
     /// storage address is dangling (see `PoolSnapshot::addr`), so it should point into
@@ -240,10 +245,24 @@ impl ScopeInfo {
     /// readable by `snapshot`) until the scope ends.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) unsafe fn add_pool(&self, link: NonNull<PoolLink>) {
+        use core::sync::atomic::Ordering;
         if let Some(extras) = self.extras() {
-            // SAFETY: per the caller, `link` is valid for writes and not yet shared.
-            unsafe { (*link.as_ptr()).next = extras.pools.get() };
-            extras.pools.set(Some(link));
+            let mut head = extras.pools.load(Ordering::Relaxed);
+            loop {
+                // SAFETY: per the caller, `link` is valid for writes and not yet shared.
+                unsafe { (*link.as_ptr()).next = NonNull::new(head) };
+                // Release: a report that loads the new head (acquire) sees the link's
+                // fields.
+                match extras.pools.compare_exchange_weak(
+                    head,
+                    link.as_ptr(),
+                    Ordering::Release,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => break,
+                    Err(now) => head = now,
+                }
+            }
         }
     }
 }

@@ -21,10 +21,9 @@
 //! - `ScopeStack<'s>` is invariant in `'s`, and nothing can move a `ScopeStack` out of
 //!   the `&mut` it is lent as.
 
-use core::alloc::Layout;
 use core::fmt;
 use core::marker::PhantomData;
-use core::mem::{align_of, MaybeUninit};
+use core::mem::MaybeUninit;
 use core::ptr::{self, NonNull};
 
 mod alloc_api;
@@ -450,42 +449,6 @@ impl<'s> ScopeStack<'s> {
         f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
     ) -> R {
         run_scope(self.alloc(), self.cursor, name, None, f)
-    }
-
-    /// Checks a pool's slot count: not 0, at most `max` (the index width), and small
-    /// enough that `per_slot` bytes for each slot fit in `isize`. Errors name `subject`.
-    pub(crate) fn check_pool_capacity<T>(
-        &self,
-        capacity: usize,
-        max: usize,
-        per_slot: usize,
-        subject: crate::error::Subject,
-    ) -> Result<(), AllocError> {
-        let bytes = capacity.saturating_mul(per_slot);
-        let kind = if capacity == 0 {
-            AllocErrorKind::InvalidCapacity
-        } else if capacity > max {
-            AllocErrorKind::TooManySlots
-        } else if bytes > isize::MAX as usize {
-            AllocErrorKind::CapacityOverflow
-        } else {
-            return Ok(());
-        };
-        Err(self
-            .error(kind, bytes, align_of::<T>())
-            .with_subject(subject))
-    }
-
-    /// Carves uninitialised room for `len` `E`s (a pool's side table or slot array).
-    pub(crate) fn try_alloc_array_uninit<E>(&self, len: usize) -> Result<NonNull<E>, AllocError> {
-        let layout = Layout::array::<E>(len).map_err(|_| {
-            self.error(
-                AllocErrorKind::CapacityOverflow,
-                usize::MAX,
-                align_of::<E>(),
-            )
-        })?;
-        Ok(self.try_alloc_layout(layout)?.cast::<E>())
     }
 
     /// Registers a pool carved from this scope, for reports. Allocates the link record

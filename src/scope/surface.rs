@@ -130,4 +130,10 @@ unsafe impl<'s> Core<'s> for &ScopeStack<'s> {
         self.alloc()
             .end_reservation(self.cursor, claimed, keep, saved);
     }
+
+    #[inline]
+    unsafe fn register_pool(self, link: crate::scope::info::PoolLink) {
+        // SAFETY: forwarded from the caller.
+        unsafe { ScopeStack::register_pool(self, link) }
+    }
 }

@@ -12,6 +12,7 @@ use core::ptr::NonNull;
 
 use crate::block::linear::LinearAllocator;
 use crate::error::{AllocError, AllocErrorKind};
+use crate::scope::place::{self, try_alloc_array_uninit, Core as Surface};
 use crate::scope::ScopeStack;
 use crate::sync::{AtomicUsize, Ordering};
 
@@ -232,70 +233,82 @@ impl<'s> ScopeStack<'s> {
         count: usize,
         bytes_each: usize,
     ) -> Result<&'s Slots, AllocError> {
-        if count == 0 || bytes_each == 0 {
-            return Err(self.error(AllocErrorKind::InvalidCapacity, 0, SLOT_ALIGN));
-        }
-        let overflow = || self.error(AllocErrorKind::CapacityOverflow, usize::MAX, SLOT_ALIGN);
-        let stride = bytes_each
-            .checked_add(SLOT_ALIGN - 1)
-            .ok_or_else(overflow)?
-            & !(SLOT_ALIGN - 1);
-        let region_bytes = stride.checked_mul(count).ok_or_else(overflow)?;
-        let region_layout =
-            Layout::from_size_align(region_bytes, SLOT_ALIGN).map_err(|_| overflow())?;
-        Layout::array::<Record>(count).map_err(|_| overflow())?;
-        let records = self.try_alloc_array_uninit::<Record>(count)?;
-        let region = self.try_alloc_layout(region_layout)?;
-        let name = NonNull::from(&*self.try_alloc_str(name)?);
-        for i in 0..count {
-            let start = region.as_ptr().addr() + i * stride;
-            let block = LinearAllocator::sub_block(self.cursor().ptr_at(start), bytes_each);
-            // SAFETY: `records` has room for `count` records (just carved), and the
-            // new record is not yet shared.
-            unsafe {
-                let rec = records.as_ptr().add(i);
-                rec.write(Record::new(block));
-                // A shared borrow of the one field, through the cell's raw pointer (as
-                // every later access is), so no access to another field invalidates it.
-                let block = &*core::ptr::addr_of!((*(*rec).holder_ptr()).block);
-                // The sub-block's scopes find their block through its root cursor.
-                block.root().set_owner(NonNull::from(block).cast());
-            }
-        }
-        let slots = Slots {
-            records,
-            count,
-            bytes_each,
-            stride,
-            region: region.as_ptr().addr(),
-            name,
-            next: AtomicUsize::new(0),
-            held: AtomicUsize::new(0),
-            most_held: AtomicUsize::new(0),
-            #[cfg(feature = "std")]
-            waiters: crate::sync::AtomicU32::new(0),
-            #[cfg(feature = "std")]
-            futex: crate::sync::Futex::new(),
-        };
-        // A finalizer drops it with the scope (its futex may own OS resources); the
-        // records need none: a slot still held then was leaked on purpose
-        // (`mem::forget` of its `Loaded`), and leaking is what it asked for.
-        let slots: &'s Slots = self.try_new_object(slots).map_err(|e| e.error)?;
-        #[cfg(feature = "alloc")]
-        // SAFETY: the link names the `Slots`, which lives in this scope's memory until
-        // the scope ends; `slots_snapshot` reads only its atomics.
-        unsafe {
-            self.register_pool(crate::scope::info::PoolLink {
-                ptr: NonNull::from(slots).cast(),
-                words: [0; 5],
-                kind: SLOTS_KIND,
-                type_name: "",
-                snapshot: slots_snapshot,
-                next: None,
-            })
-        };
-        Ok(slots)
+        try_new_slots_in(self, name, count, bytes_each)
     }
+}
+
+/// The one body of `try_new_slots`, for every surface.
+pub(crate) fn try_new_slots_in<'s, C: Surface<'s>>(
+    c: C,
+    name: &str,
+    count: usize,
+    bytes_each: usize,
+) -> Result<&'s Slots, AllocError> {
+    if count == 0 || bytes_each == 0 {
+        return Err(c.error(AllocErrorKind::InvalidCapacity, 0, SLOT_ALIGN));
+    }
+    let overflow = || c.error(AllocErrorKind::CapacityOverflow, usize::MAX, SLOT_ALIGN);
+    let stride = bytes_each
+        .checked_add(SLOT_ALIGN - 1)
+        .ok_or_else(overflow)?
+        & !(SLOT_ALIGN - 1);
+    let region_bytes = stride.checked_mul(count).ok_or_else(overflow)?;
+    let region_layout =
+        Layout::from_size_align(region_bytes, SLOT_ALIGN).map_err(|_| overflow())?;
+    Layout::array::<Record>(count).map_err(|_| overflow())?;
+    let records = try_alloc_array_uninit::<C, Record>(c, count)?;
+    let region = place::try_alloc_layout(c, region_layout)?;
+    let name = NonNull::from(&*place::try_alloc_str(c, name)?);
+    for i in 0..count {
+        let start = region.as_ptr().addr() + i * stride;
+        let block = LinearAllocator::sub_block(c.ptr_at(start), bytes_each);
+        // SAFETY: `records` has room for `count` records (just carved), and the
+        // new record is not yet shared.
+        unsafe {
+            let rec = records.as_ptr().add(i);
+            rec.write(Record::new(block));
+            // A shared borrow of the one field, through the cell's raw pointer (as
+            // every later access is), so no access to another field invalidates it.
+            let block = &*core::ptr::addr_of!((*(*rec).holder_ptr()).block);
+            // The sub-block's scopes find their block through its root cursor.
+            block.root().set_owner(NonNull::from(block).cast());
+        }
+    }
+    let slots = Slots {
+        records,
+        count,
+        bytes_each,
+        stride,
+        region: region.as_ptr().addr(),
+        name,
+        next: AtomicUsize::new(0),
+        held: AtomicUsize::new(0),
+        most_held: AtomicUsize::new(0),
+        #[cfg(feature = "std")]
+        waiters: crate::sync::AtomicU32::new(0),
+        #[cfg(feature = "std")]
+        futex: crate::sync::Futex::new(),
+    };
+    // A finalizer drops it with the scope (its futex may own OS resources); the
+    // records need none: a slot still held then was leaked on purpose
+    // (`mem::forget` of its `Loaded`), and leaking is what it asked for.
+    let slots: &'s Slots = // SAFETY: a `Slots` is `'static` and `Send`, so any surface's finalizer
+    // thread may drop it.
+    unsafe { place::try_new_object(c, slots) }.map_err(|e| e.error)?;
+    #[cfg(feature = "alloc")]
+    // SAFETY: the link names the `Slots`, which lives in this scope's memory until
+    // the scope ends; `slots_snapshot` reads only its atomics.
+    unsafe {
+        c.register_pool(crate::scope::info::PoolLink {
+            ptr: NonNull::from(slots).cast(),
+            words: [0; 5],
+            kind: SLOTS_KIND,
+            type_name: "",
+            snapshot: slots_snapshot,
+            next: None,
+        })
+    };
+    Ok(slots)
 }
 
 /// The pool-style summary of a `Slots` (held slots out of `count`).

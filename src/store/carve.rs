@@ -14,8 +14,10 @@ use core::sync::atomic::AtomicPtr;
 use loom::sync::atomic::AtomicPtr;
 
 use crate::error::{AllocError, AllocErrorKind, Subject};
+use crate::pool::carve::try_new_pool_in;
 use crate::pool::Pool;
 use crate::scope::info::{PoolLink, PoolSnapshot};
+use crate::scope::place::{self, check_capacity, try_alloc_array_uninit, Core as Surface};
 use crate::scope::ScopeStack;
 use crate::sync::AtomicU32;
 
@@ -78,91 +80,106 @@ impl<'s> ScopeStack<'s> {
         max_objects: usize,
         max_versions: usize,
     ) -> Result<&'s mut Store<'s, T>, AllocError> {
-        let error = |kind, size| {
-            AllocError::in_scope(
-                kind,
-                size,
-                align_of::<Block>(),
-                self.allocator().remaining_to_limit(),
-                self.allocator().capacity(),
-                self.name(),
-            )
-        };
-        if max_objects == 0 || max_objects > MAX_STORE_OBJECTS {
-            let kind = if max_objects == 0 {
-                AllocErrorKind::InvalidCapacity
-            } else {
-                AllocErrorKind::TooManySlots
-            };
-            return Err(error(kind, 0).with_subject(Subject::store_objects::<T>(max_objects)));
-        }
-        // The versions pool checks its capacity; its errors name the store.
-        let versions_subject = Subject::store_versions::<T>(max_versions);
-        self.check_pool_capacity::<Version<T>>(
-            max_versions,
-            crate::limits::MAX_POOL_CAPACITY,
-            size_of::<Version<T>>() + 8,
-            versions_subject,
-        )?;
-        let blocks = Table::blocks_for(max_objects);
-        let overflow = || {
-            error(AllocErrorKind::CapacityOverflow, usize::MAX)
-                .with_subject(Subject::store_objects::<T>(max_objects))
-        };
-        let top_layout = Layout::array::<AtomicPtr<Block>>(blocks).map_err(|_| overflow())?;
-        let block_layout = Layout::array::<Block>(blocks).map_err(|_| overflow())?;
-
-        let versions: &'s Pool<'s, Version<T>> = self.try_new_pool(max_versions)?;
-        let top = self.try_alloc_layout(top_layout)?.cast();
-        let storage = self.try_alloc_layout(block_layout)?.cast();
-        let high_water = self.try_alloc_array_uninit::<AtomicU32>(1)?;
-        // A per-store starting generation, unrelated to those of the stores made
-        // before and after, so their ids do not match here (see `Id`).
-        let seed = store_seed(STORE_IDS.fetch_add(1, core::sync::atomic::Ordering::Relaxed));
-        // SAFETY: `top` and `storage` are fresh, aligned arrays of `blocks` elements in
-        // this scope, used by this table alone, valid until the scope rewinds, which is
-        // after the store is gone; `max_objects <= u32::MAX` was checked.
-        // `high_water` is a fresh, aligned word in this scope for this table alone.
-        let table = unsafe { Table::new(top, storage, high_water, max_objects, seed) };
-        let store = Store {
-            versions,
-            table,
-            garbage: Garbage::new(),
-            _scope: PhantomData,
-        };
-        // SAFETY: the drop contract of `new_object_unchecked`: a store's drop glue only
-        // drops its own atomics (and only loom's atomics have drop glue); it follows no
-        // borrow. The pool it names was made earlier in this scope, so it is finalized
-        // after the store.
-        let store = unsafe { self.try_new_object_unchecked(store) }.map_err(|e| e.error)?;
-        // Register with the scope for reports (the versions pool registered itself
-        // above, as a `Pool` row; `owns` names it, so reports nest it under the store).
-        // The link names the table's memory, which the store
-        // reaches through raw pointers, never the store object the caller holds `&mut`
-        // to. With no room for the link the store works all the same, unreported.
-        let start = top.as_ptr().addr();
-        let link = PoolLink {
-            ptr: top.cast(),
-            // The table's bytes end after the high-water word, so they need no word
-            // of their own; the last word names the versions pool's link (`owns`).
-            words: [
-                start,
-                max_objects,
-                blocks,
-                high_water.as_ptr().addr(),
-                versions.report_key(),
-            ],
-            kind: "Store",
-            type_name: core::any::type_name::<T>(),
-            snapshot: store_snapshot,
-            next: None,
-        };
-        // SAFETY: `store_snapshot` reads the table's top array, published blocks and
-        // high-water word (see `super::table::report_counts`), all carved above in this scope
-        // and valid until it ends.
-        unsafe { self.register_pool(link) };
-        Ok(store)
+        // SAFETY: `T: 'static` on a plain scope (its finalizer runs on this thread).
+        unsafe { try_new_store_in(self, max_objects, max_versions) }
     }
+}
+
+/// The one body of `try_new_store`, for every surface.
+///
+/// # Safety
+/// As `place::try_new_object` for `Store<'s, T>` (whose finalizer drops the versions
+/// still in it): `T: 'static`, and `Send` where the surface is concurrent.
+pub(crate) unsafe fn try_new_store_in<'s, C: Surface<'s>, T: Clone>(
+    c: C,
+    max_objects: usize,
+    max_versions: usize,
+) -> Result<&'s mut Store<'s, T>, AllocError> {
+    let error = |kind, size| c.error(kind, size, align_of::<Block>());
+    if max_objects == 0 || max_objects > MAX_STORE_OBJECTS {
+        let kind = if max_objects == 0 {
+            AllocErrorKind::InvalidCapacity
+        } else {
+            AllocErrorKind::TooManySlots
+        };
+        return Err(error(kind, 0).with_subject(Subject::store_objects::<T>(max_objects)));
+    }
+    // The versions pool checks its capacity; its errors name the store.
+    let versions_subject = Subject::store_versions::<T>(max_versions);
+    check_capacity::<C, Version<T>>(
+        c,
+        max_versions,
+        crate::limits::MAX_POOL_CAPACITY,
+        size_of::<Version<T>>() + 8,
+        versions_subject,
+    )?;
+    let blocks = Table::blocks_for(max_objects);
+    let overflow = || {
+        error(AllocErrorKind::CapacityOverflow, usize::MAX)
+            .with_subject(Subject::store_objects::<T>(max_objects))
+    };
+    let top_layout = Layout::array::<AtomicPtr<Block>>(blocks).map_err(|_| overflow())?;
+    let block_layout = Layout::array::<Block>(blocks).map_err(|_| overflow())?;
+
+    let versions: &'s Pool<'s, Version<T>> = {
+        // SAFETY: forwarded from the caller (a version holds a `T`).
+        unsafe {
+            try_new_pool_in(
+                c,
+                max_versions,
+                Pool::<Version<T>>::default_shards(max_versions),
+            )?
+        }
+    };
+    let top = place::try_alloc_layout(c, top_layout)?.cast();
+    let storage = place::try_alloc_layout(c, block_layout)?.cast();
+    let high_water = try_alloc_array_uninit::<C, AtomicU32>(c, 1)?;
+    // A per-store starting generation, unrelated to those of the stores made
+    // before and after, so their ids do not match here (see `Id`).
+    let seed = store_seed(STORE_IDS.fetch_add(1, core::sync::atomic::Ordering::Relaxed));
+    // SAFETY: `top` and `storage` are fresh, aligned arrays of `blocks` elements in
+    // this scope, used by this table alone, valid until the scope rewinds, which is
+    // after the store is gone; `max_objects <= u32::MAX` was checked.
+    // `high_water` is a fresh, aligned word in this scope for this table alone.
+    let table = unsafe { Table::new(top, storage, high_water, max_objects, seed) };
+    let store = Store {
+        versions,
+        table,
+        garbage: Garbage::new(),
+        _scope: PhantomData,
+    };
+    // SAFETY: the drop contract of `new_object_unchecked`: a store's drop glue only
+    // drops its own atomics (and only loom's atomics have drop glue); it follows no
+    // borrow. The pool it names was made earlier in this scope, so it is finalized
+    // after the store.
+    let store = unsafe { place::try_new_object_unchecked(c, store) }.map_err(|e| e.error)?;
+    // Register with the scope for reports (the versions pool registered itself
+    // above, as a `Pool` row; `owns` names it, so reports nest it under the store).
+    // The link names the table's memory, which the store
+    // reaches through raw pointers, never the store object the caller holds `&mut`
+    // to. With no room for the link the store works all the same, unreported.
+    let start = top.as_ptr().addr();
+    let link = PoolLink {
+        ptr: top.cast(),
+        // The table's bytes end after the high-water word, so they need no word
+        // of their own; the last word names the versions pool's link (`owns`).
+        words: [
+            start,
+            max_objects,
+            blocks,
+            high_water.as_ptr().addr(),
+            versions.report_key(),
+        ],
+        kind: "Store",
+        type_name: core::any::type_name::<T>(),
+        snapshot: store_snapshot,
+        next: None,
+    };
+    // SAFETY: `store_snapshot` reads the table's top array, published blocks and
+    // high-water word (see `super::table::report_counts`), all carved above in this scope
+    // and valid until it ends.
+    unsafe { c.register_pool(link) };
+    Ok(store)
 }
 
 /// The starting generation of the store created `number`th.

@@ -109,6 +109,15 @@ pub unsafe trait Core<'s>: Copy {
     /// # Safety
     /// Nothing in `[keep, claimed)` is in use.
     unsafe fn end_reservation(self, claimed: usize, keep: usize, saved: Self::Gaps);
+
+    /// Lists a container carved from this surface in its scope's reports (a copy of
+    /// `link` is placed in the scope's memory). With no room for it the container
+    /// works all the same, unreported.
+    ///
+    /// # Safety
+    /// `link.snapshot` reads only memory of this scope that stays valid (and
+    /// initialised) until the scope ends.
+    unsafe fn register_pool(self, link: crate::scope::info::PoolLink);
 }
 
 /// A value that lends a [`Core`]: a surface's handle as the `Place` trait holds it

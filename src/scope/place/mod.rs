@@ -31,6 +31,7 @@
 
 pub(crate) mod alloc_api;
 mod api;
+mod arrays;
 mod collect;
 mod core;
 mod raw;
@@ -42,6 +43,7 @@ pub(crate) use self::core::or_fail;
 pub use self::core::{Core, Handle};
 pub(crate) use alloc_api::allocator_through_core;
 pub use api::{Place, Sealed};
+pub(crate) use arrays::{check_capacity, try_alloc_array_uninit};
 pub(crate) use collect::{try_alloc_iter, try_alloc_iter_exact, try_alloc_iter_pod};
 pub(crate) use raw::{try_alloc_layout, try_alloc_raw, try_alloc_uninit_slice};
 pub(crate) use slices::{
