@@ -10,7 +10,7 @@
 #   2 scope    src/scope/        scopes, finalizer chains, placement, Allocator
 #   3 carved   src/pool/, src/dense/, src/store/, src/concurrent/, src/slots/
 #                                                            carved from a scope
-#   4 above    src/report/, src/scratch/
+#   4 above    src/report/, src/scratch/, src/carve/
 # src/lib.rs (the crate root: declarations and re-exports) and src/rules.rs (prose and
 # doctests) stand outside the layers and are not checked.
 #
@@ -43,7 +43,7 @@ def layer_of(path):
         "block": 1,
         "scope": 2,
         "pool": 3, "dense": 3, "store": 3, "concurrent": 3, "slots": 3,
-        "report": 4, "scratch": 4,
+        "report": 4, "scratch": 4, "carve": 4,
     }
     return table.get(top, "unknown")
 

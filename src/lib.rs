@@ -195,6 +195,7 @@ extern crate alloc;
 extern crate std;
 
 mod block;
+mod carve;
 pub mod concurrent;
 pub mod dense;
 mod error;
@@ -214,6 +215,7 @@ mod thread_index;
 
 pub use block::debug_fill;
 pub use block::linear::LinearAllocator;
+pub use carve::Carve;
 pub use concurrent::{ConcurrentConfig, ConcurrentScope, LocalScope};
 pub use dense::{DenseHandle, DensePool};
 pub use error::{AllocError, AllocErrorKind, AllocErrorWith, MAX_ERROR_NAME_LEN};

@@ -72,6 +72,7 @@
 //! ```
 
 mod alloc_api;
+mod containers;
 mod forward;
 mod local;
 pub(crate) mod region;

@@ -146,13 +146,15 @@ pub(crate) unsafe fn try_new_dense_pool_in<'s, C: Surface<'s>, T>(
     // the high-water word (scope memory the pool reaches through raw pointers), never
     // the pool object, which the caller holds `&mut` to. When the link finds no room
     // the pool works all the same, it is only left out of reports.
+    // The two arrays' bytes, counted by size: on a concurrent scope the roster may lie
+    // in another chunk than the slots, so the distance between them means nothing.
     let start = slots.as_ptr().addr();
-    let end = pool.high_water_word().as_ptr().addr() + size_of::<AtomicU32>();
+    let bytes = capacity * size_of::<Slot<T>>() + (capacity + 1) * size_of::<u32>();
     let link = PoolLink {
         ptr: slots.cast(),
         words: [
             start,
-            end - start,
+            bytes,
             capacity,
             pool.high_water_word().as_ptr().addr(),
             0,

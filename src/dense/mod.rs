@@ -147,7 +147,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use crate::scope::finalizer::ObjectLayout;
 
 mod access;
-mod carve;
+pub(crate) mod carve;
 mod handle;
 mod iter;
 mod roster;

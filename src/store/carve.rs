@@ -213,7 +213,9 @@ fn store_seed(number: u32) -> u32 {
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 unsafe fn store_snapshot(link: &PoolLink) -> PoolSnapshot {
     let [addr, max_objects, blocks, high_water, versions] = link.words;
-    let bytes = high_water + size_of::<AtomicU32>() - addr;
+    // Counted by size: on a concurrent scope the arrays may lie in different chunks.
+    let bytes =
+        blocks * (size_of::<AtomicPtr<Block>>() + size_of::<Block>()) + size_of::<AtomicU32>();
     let top = link.ptr.cast::<AtomicPtr<Block>>();
     // The high-water word was carved from the same block as `top`: the block's
     // provenance (carried by `link.ptr`) reaches it.

@@ -160,7 +160,7 @@
 //! index's current object, never freed memory). Each store starts its generations from
 //! a seed of its own, so an id of another store finds nothing either (see [`Id`]).
 
-mod carve;
+pub(crate) mod carve;
 mod draft;
 mod garbage;
 mod id;
