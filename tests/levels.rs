@@ -1,0 +1,245 @@
+//! Levels built anywhere: every container (pool, dense pool, store, slots) carved from
+//! every scope kind, a level with pools built on a loader thread and played on another,
+//! levels dropped in any order, a game loop inside rayon's pool, and reports that list
+//! containers carved from a concurrent scope.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use scope_stack::{
+    slot_root, store::Id, Carve, DenseHandle, DensePool, Handle, LinearAllocator, Pool, Store,
+};
+
+static MADE: AtomicUsize = AtomicUsize::new(0);
+static DROPPED: AtomicUsize = AtomicUsize::new(0);
+
+/// An enemy with a destructor (it owns a heap name), counted.
+struct Enemy {
+    name: String,
+    hp: u32,
+}
+impl Enemy {
+    fn new(name: &str, hp: u32) -> Enemy {
+        MADE.fetch_add(1, Ordering::Relaxed);
+        Enemy {
+            name: name.to_string(),
+            hp,
+        }
+    }
+}
+impl Drop for Enemy {
+    fn drop(&mut self) {
+        DROPPED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+struct Level<'s> {
+    title: &'s str,
+    enemies: &'s mut Pool<'s, Enemy>,
+    shots: &'s mut DensePool<'s, [f32; 4]>,
+    doors: &'s mut Store<'s, u32>,
+    door: Id,
+    boss: Option<Handle<Enemy>>,
+    last_shot: Option<DenseHandle<[f32; 4]>>,
+}
+slot_root!(struct LevelRoot => Level);
+
+fn frames() -> u32 {
+    if cfg!(miri) {
+        4
+    } else {
+        200
+    }
+}
+
+/// Builds a level through any scope kind.
+fn build<'s>(into: impl Carve<'s> + Copy, title: &str, enemies: u32) -> Level<'s> {
+    let pool = into.new_pool::<Enemy>(64);
+    let mut boss = None;
+    for i in 0..enemies {
+        let h = pool
+            .insert(Enemy::new(title, 10 + i))
+            .ok()
+            .unwrap()
+            .into_handle();
+        boss.get_or_insert(h);
+    }
+    let doors = into.new_store::<u32>(8, 16);
+    let door = doors.create(1).unwrap();
+    Level {
+        title: into.alloc_str(title),
+        enemies: pool,
+        shots: into.new_dense_pool(128),
+        doors,
+        door,
+        boss,
+        last_shot: None,
+    }
+}
+
+/// One frame: insert, remove and `get_mut` through the `&mut` reached from the root.
+fn play(level: &mut Level<'_>, frame: u32) {
+    if let Some(boss) = level.boss {
+        level.enemies.get_mut(boss).unwrap().hp += 1;
+    }
+    let h = level
+        .enemies
+        .insert(Enemy::new("minion", frame))
+        .ok()
+        .unwrap()
+        .into_handle();
+    assert_eq!(level.enemies.remove(h).unwrap().hp, frame);
+    if let Some(old) = level.last_shot.take() {
+        assert!(level.shots.remove(old).is_some());
+    }
+    level.last_shot = Some(level.shots.insert([frame as f32; 4]).unwrap());
+    let mut draft = level.doors.write(level.door).unwrap();
+    *draft += 1;
+    level.doors.commit(draft).ok().unwrap();
+    // Frees the versions no reader can see any more.
+    level.doors.end_frame();
+}
+
+#[test]
+fn a_level_with_pools_loads_on_a_loader_thread_and_plays_on_another() {
+    let made = MADE.load(Ordering::Relaxed);
+    let mut memory = LinearAllocator::with_capacity(8 << 20).unwrap();
+    memory.scope("game", |game| {
+        let levels = game.new_slots("levels", 3, 1 << 20);
+        std::thread::scope(|t| {
+            // The loader thread builds two levels while "town" is built here.
+            let loader = t.spawn(|| {
+                let forest = levels
+                    .load_concurrent::<LevelRoot>("forest", |s| build(s, "forest", 3))
+                    .unwrap();
+                let cave = levels
+                    .load_concurrent::<LevelRoot>("cave", |s| build(s, "cave", 2))
+                    .unwrap();
+                (forest, cave)
+            });
+            let town = levels
+                .load_concurrent::<LevelRoot>("town", |s| build(s, "town", 1))
+                .unwrap();
+            let (mut forest, cave) = loader.join().unwrap();
+            // The game thread (a second spawned thread) plays the forest.
+            let forest = t
+                .spawn(move || {
+                    for frame in 0..frames() {
+                        forest.with_mut(|level, _| play(level, frame));
+                    }
+                    forest
+                })
+                .join()
+                .unwrap();
+            forest.with(|l| {
+                assert_eq!(l.title, "forest");
+                assert_eq!(l.enemies.len(), 3);
+                assert_eq!(l.shots.len(), 1);
+                assert_eq!(l.enemies.get(l.boss.unwrap()).unwrap().hp, 10 + frames());
+                assert_eq!(l.enemies.get(l.boss.unwrap()).unwrap().name, "forest");
+            });
+            // Levels unload in any order.
+            drop(cave);
+            drop(forest);
+            assert_eq!(levels.loaded(), 1);
+            drop(town);
+        });
+        assert_eq!(levels.loaded(), 0);
+    });
+    // Every enemy made was dropped once (the pools' finalizers ran on unload).
+    let made = MADE.load(Ordering::Relaxed) - made;
+    assert!(made >= 6 + frames() as usize);
+    assert!(DROPPED.load(Ordering::Relaxed) >= made);
+}
+
+#[cfg(not(miri))] // rayon's epoch collector is not strict-provenance clean.
+#[test]
+fn a_game_loop_holding_a_loaded_level_runs_inside_rayon_install() {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let mut memory = LinearAllocator::with_capacity(4 << 20).unwrap();
+    memory.scope("game", |game| {
+        let levels = game.new_slots("levels", 1, 1 << 20);
+        let mut level = levels
+            .load_concurrent::<LevelRoot>("arena", |s| build(s, "arena", 4))
+            .unwrap();
+        pool.install(|| {
+            for frame in 0..frames() {
+                level.with_mut(|l, _| play(l, frame));
+            }
+        });
+        assert_eq!(level.with(|l| l.enemies.len()), 4);
+    });
+}
+
+#[test]
+fn every_container_comes_from_every_scope_kind() {
+    let mut memory = LinearAllocator::with_capacity(8 << 20).unwrap();
+    memory.scope("game", |game| {
+        // A plain scope, through the trait.
+        let plain = build(&**game, "plain", 2);
+        assert_eq!(plain.enemies.len(), 2);
+        game.scope_concurrent("load", |load| {
+            std::thread::scope(|t| {
+                for w in 0..3 {
+                    t.spawn(move || {
+                        let local = load.local();
+                        let pool = local.new_pool::<Enemy>(8);
+                        pool.insert(Enemy::new("w", w)).ok().unwrap().into_handle();
+                        let shards = load.new_pool_with_shards::<u64>(8, 2);
+                        assert_eq!(shards.shard_count(), 2);
+                        let dense = local.new_dense_pool::<u32>(8);
+                        dense.insert(w).unwrap();
+                        let store = load.new_store::<u32>(4, 8);
+                        assert_eq!(*store.read(store.create(w).unwrap()).unwrap(), w);
+                        let slots = local.new_slots("frames", 2, 4096);
+                        slot_root!(struct Count = for<'s> u32);
+                        let frame = slots.load::<Count>("f", |_| w).unwrap();
+                        assert_eq!(frame.with(|n| *n), w);
+                        // Errors are the plain scope's.
+                        assert!(local.try_new_pool::<u8>(0).is_err());
+                        assert!(load.try_new_dense_pool::<u8>(0).is_err());
+                        assert!(local.try_new_store::<u8>(0, 1).is_err());
+                        assert!(load.try_new_slots("x", 0, 1).is_err());
+                    });
+                }
+            });
+            // Containers carved on workers show in the concurrent scope's report.
+            let map = load.report();
+            let row = map.scopes.iter().find(|s| s.name == "load").unwrap();
+            let kinds: Vec<&str> = row.pools.iter().map(|p| p.kind).collect();
+            for kind in ["Pool", "DensePool", "Store", "Slots"] {
+                assert!(kinds.contains(&kind), "{kind} missing from {kinds:?}");
+            }
+            assert_eq!(kinds.iter().filter(|k| **k == "DensePool").count(), 3);
+        });
+    });
+}
+
+#[test]
+fn a_pool_that_does_not_fit_in_a_slot_is_an_error_that_frees_the_slot() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("game", |game| {
+        let levels = game.new_slots("levels", 1, 4096);
+        let err = levels
+            .try_load_concurrent::<LevelRoot>("huge", |s| {
+                let enemies = s.try_new_pool::<Enemy>(10_000)?;
+                let shots = s.try_new_dense_pool(8)?;
+                let doors = s.try_new_store(1, 1)?;
+                let door = doors.create(0).unwrap();
+                Ok(Level {
+                    title: "",
+                    enemies,
+                    shots,
+                    doors,
+                    door,
+                    boss: None,
+                    last_shot: None,
+                })
+            })
+            .unwrap_err();
+        assert!(err.to_string().contains("huge"), "{err}");
+        assert_eq!(levels.loaded(), 0);
+    });
+}
