@@ -51,7 +51,7 @@
 //!
 //! Frames are built by worker jobs ([`Slots::load_concurrent`] lends a
 //! [`ConcurrentScope`](crate::ConcurrentScope)), handed to a render thread and dropped
-//! there. With three slots, [`Slots::load_wait`] blocks only when three frames are
+//! there. With three slots, [`Slots::load_concurrent_wait`] blocks only when three frames are
 //! still in flight: the back-pressure of a GPU fence.
 //!
 //! ```
