@@ -9,26 +9,43 @@ use scope_stack::{
     slot_root, store::Id, Carve, DenseHandle, DensePool, Handle, LinearAllocator, Pool, Store,
 };
 
-static MADE: AtomicUsize = AtomicUsize::new(0);
-static DROPPED: AtomicUsize = AtomicUsize::new(0);
+/// Enemies made and dropped, per test (tests run in parallel).
+struct Tally {
+    made: AtomicUsize,
+    dropped: AtomicUsize,
+}
+impl Tally {
+    const fn new() -> Tally {
+        Tally {
+            made: AtomicUsize::new(0),
+            dropped: AtomicUsize::new(0),
+        }
+    }
+}
+static UNCOUNTED: Tally = Tally::new();
 
 /// An enemy with a destructor (it owns a heap name), counted.
 struct Enemy {
     name: String,
     hp: u32,
+    tally: &'static Tally,
 }
 impl Enemy {
     fn new(name: &str, hp: u32) -> Enemy {
-        MADE.fetch_add(1, Ordering::Relaxed);
+        Enemy::counted(name, hp, &UNCOUNTED)
+    }
+    fn counted(name: &str, hp: u32, tally: &'static Tally) -> Enemy {
+        tally.made.fetch_add(1, Ordering::Relaxed);
         Enemy {
             name: name.to_string(),
             hp,
+            tally,
         }
     }
 }
 impl Drop for Enemy {
     fn drop(&mut self) {
-        DROPPED.fetch_add(1, Ordering::Relaxed);
+        self.tally.dropped.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -53,11 +70,21 @@ fn frames() -> u32 {
 
 /// Builds a level through any scope kind.
 fn build<'s>(into: impl Carve<'s> + Copy, title: &str, enemies: u32) -> Level<'s> {
+    build_counted(into, title, enemies, &UNCOUNTED)
+}
+
+/// The same, counting the enemies in `tally`.
+fn build_counted<'s>(
+    into: impl Carve<'s> + Copy,
+    title: &str,
+    enemies: u32,
+    tally: &'static Tally,
+) -> Level<'s> {
     let pool = into.new_pool::<Enemy>(64);
     let mut boss = None;
     for i in 0..enemies {
         let h = pool
-            .insert(Enemy::new(title, 10 + i))
+            .insert(Enemy::counted(title, 10 + i, tally))
             .ok()
             .unwrap()
             .into_handle();
@@ -101,7 +128,7 @@ fn play(level: &mut Level<'_>, frame: u32) {
 
 #[test]
 fn a_level_with_pools_loads_on_a_loader_thread_and_plays_on_another() {
-    let made = MADE.load(Ordering::Relaxed);
+    static TALLY: Tally = Tally::new();
     let mut memory = LinearAllocator::with_capacity(8 << 20).unwrap();
     memory.scope("game", |game| {
         let levels = game.new_slots("levels", 3, 1 << 20);
@@ -109,15 +136,17 @@ fn a_level_with_pools_loads_on_a_loader_thread_and_plays_on_another() {
             // The loader thread builds two levels while "town" is built here.
             let loader = t.spawn(|| {
                 let forest = levels
-                    .load_concurrent::<LevelRoot>("forest", |s| build(s, "forest", 3))
+                    .load_concurrent::<LevelRoot>("forest", |s| {
+                        build_counted(s, "forest", 3, &TALLY)
+                    })
                     .unwrap();
                 let cave = levels
-                    .load_concurrent::<LevelRoot>("cave", |s| build(s, "cave", 2))
+                    .load_concurrent::<LevelRoot>("cave", |s| build_counted(s, "cave", 2, &TALLY))
                     .unwrap();
                 (forest, cave)
             });
             let town = levels
-                .load_concurrent::<LevelRoot>("town", |s| build(s, "town", 1))
+                .load_concurrent::<LevelRoot>("town", |s| build_counted(s, "town", 1, &TALLY))
                 .unwrap();
             let (mut forest, cave) = loader.join().unwrap();
             // The game thread (a second spawned thread) plays the forest.
@@ -145,10 +174,9 @@ fn a_level_with_pools_loads_on_a_loader_thread_and_plays_on_another() {
         });
         assert_eq!(levels.loaded(), 0);
     });
-    // Every enemy made was dropped once (the pools' finalizers ran on unload).
-    let made = MADE.load(Ordering::Relaxed) - made;
-    assert!(made >= 6 + frames() as usize);
-    assert!(DROPPED.load(Ordering::Relaxed) >= made);
+    // Every enemy the levels' pools held was dropped once, when its level unloaded.
+    assert_eq!(TALLY.made.load(Ordering::Relaxed), 6);
+    assert_eq!(TALLY.dropped.load(Ordering::Relaxed), 6);
 }
 
 #[cfg(not(miri))] // rayon's epoch collector is not strict-provenance clean.
@@ -241,5 +269,67 @@ fn a_pool_that_does_not_fit_in_a_slot_is_an_error_that_frees_the_slot() {
             .unwrap_err();
         assert!(err.to_string().contains("huge"), "{err}");
         assert_eq!(levels.loaded(), 0);
+    });
+}
+
+/// Items that need no drop may borrow the scope their pool lives in, on every kind of
+/// scope: names placed in a level's slot are held by its pools' items.
+#[test]
+fn pool_items_that_need_no_drop_borrow_their_scope() {
+    #[derive(Clone, Copy)]
+    struct Foe<'s> {
+        name: &'s str,
+        hp: u32,
+    }
+    struct Arena<'s> {
+        foes: &'s mut Pool<'s, Foe<'s>>,
+        tags: &'s mut DensePool<'s, &'s str>,
+    }
+    slot_root!(struct ArenaRoot => Arena);
+    fn build<'s>(into: impl Carve<'s> + Copy) -> Arena<'s> {
+        let foes = into.new_pool_pod::<Foe<'s>>(8);
+        let tags = into.new_dense_pool_pod::<&'s str>(8);
+        for (i, name) in ["wolf", "bear"].into_iter().enumerate() {
+            let name: &'s str = into.alloc_str(name);
+            foes.insert(Foe { name, hp: i as u32 })
+                .ok()
+                .unwrap()
+                .into_handle();
+            tags.insert(name).unwrap();
+        }
+        Arena { foes, tags }
+    }
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("game", |game| {
+        let plain = build(&**game);
+        assert_eq!(plain.foes.len(), 2);
+        let arenas = game.new_slots("arenas", 2, 16 << 10);
+        let a = arenas.load::<ArenaRoot>("plain", |s| build(s)).unwrap();
+        let mut b = arenas
+            .load_concurrent::<ArenaRoot>("shared", |s| build(s))
+            .unwrap();
+        b.with_mut(|arena, scope| {
+            let name: &str = scope.alloc_str("crow");
+            arena.tags.insert(name).unwrap();
+        });
+        let names = |arena: &Arena<'_>| {
+            let mut n: Vec<String> = arena.tags.iter().map(|t| t.to_string()).collect();
+            n.sort();
+            n.join(",")
+        };
+        assert_eq!(a.with(|arena| names(arena)), "bear,wolf");
+        assert_eq!(b.with(|arena| names(arena)), "bear,crow,wolf");
+        let hp: u32 = std::thread::scope(|t| {
+            t.spawn(move || {
+                b.with(|arena| {
+                    let names: Vec<&str> = arena.foes.iter().map(|(_, f)| f.name).collect();
+                    assert!(names.contains(&"wolf") && names.contains(&"bear"));
+                    arena.foes.iter().map(|(_, f)| f.hp).sum()
+                })
+            })
+            .join()
+            .unwrap()
+        });
+        assert_eq!(hp, 1);
     });
 }

@@ -20,10 +20,10 @@
 //!
 //! [`LocalScope`]: crate::LocalScope
 //! [`ConcurrentScope`]: crate::ConcurrentScope
-use crate::dense::carve::try_new_dense_pool_in;
+use crate::dense::carve::{try_new_dense_pool_in, try_new_dense_pool_pod_in};
 use crate::dense::DensePool;
 use crate::error::AllocError;
-use crate::pool::carve::try_new_pool_in;
+use crate::pool::carve::{try_new_pool_in, try_new_pool_pod_in};
 use crate::pool::Pool;
 use crate::scope::place::{or_fail, Handle, Place};
 use crate::slots::carve::try_new_slots_in;
@@ -256,6 +256,75 @@ pub trait Carve<'s>: Place<'s> {
         bytes_each: usize,
     ) -> Result<&'s Slots, AllocError> {
         try_new_slots_in(self.handle().as_core(), name, count, bytes_each)
+    }
+
+    /// Carves a [`Pool`] for items that need no drop, with no `'static` or `Send`
+    /// bound: they may borrow the scope ([`ScopeStack::new_pool_pod`](crate::ScopeStack::new_pool_pod)).
+    ///
+    /// ```
+    /// # use scope_stack::{Carve, LinearAllocator, Place};
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// let into = &**level;
+    /// let names = into.new_pool_pod::<&str>(8);
+    /// assert_eq!(*names.insert(into.alloc_str("wolf")).ok().unwrap(), "wolf");
+    /// # });
+    /// ```
+    #[track_caller]
+    fn new_pool_pod<T>(&self, capacity: usize) -> &'s mut Pool<'s, T> {
+        or_fail(self.handle().as_core(), self.try_new_pool_pod(capacity))
+    }
+
+    /// The `try_` form of [`new_pool_pod`](Self::new_pool_pod).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, Carve, LinearAllocator};
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// let e = (&**level).try_new_pool_pod::<u8>(0).unwrap_err();
+    /// assert_eq!(e.kind(), AllocErrorKind::InvalidCapacity);
+    /// # });
+    /// ```
+    fn try_new_pool_pod<T>(&self, capacity: usize) -> Result<&'s mut Pool<'s, T>, AllocError> {
+        try_new_pool_pod_in(self.handle().as_core(), capacity)
+    }
+
+    /// Carves a [`DensePool`] for items that need no drop, with no `'static` or `Send`
+    /// bound ([`ScopeStack::new_dense_pool_pod`](crate::ScopeStack::new_dense_pool_pod)).
+    ///
+    /// ```
+    /// # use scope_stack::{Carve, LinearAllocator, Place};
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// let into = &**level;
+    /// let tags = into.new_dense_pool_pod::<&str>(8);
+    /// let h = tags.insert(into.alloc_str("boss")).unwrap();
+    /// assert_eq!(tags[h], "boss");
+    /// # });
+    /// ```
+    #[track_caller]
+    fn new_dense_pool_pod<T>(&self, capacity: usize) -> &'s mut DensePool<'s, T> {
+        or_fail(
+            self.handle().as_core(),
+            self.try_new_dense_pool_pod(capacity),
+        )
+    }
+
+    /// The `try_` form of [`new_dense_pool_pod`](Self::new_dense_pool_pod).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, Carve, LinearAllocator};
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// let e = (&**level).try_new_dense_pool_pod::<u8>(0).unwrap_err();
+    /// assert_eq!(e.kind(), AllocErrorKind::InvalidCapacity);
+    /// # });
+    /// ```
+    fn try_new_dense_pool_pod<T>(
+        &self,
+        capacity: usize,
+    ) -> Result<&'s mut DensePool<'s, T>, AllocError> {
+        try_new_dense_pool_pod_in(self.handle().as_core(), capacity)
     }
 }
 

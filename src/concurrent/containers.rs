@@ -1,5 +1,6 @@
 //! Containers carved from a concurrent scope: `new_pool`, `new_pool_with_shards`,
-//! `new_dense_pool`, `new_store` and `new_slots`, each with its `try_` form, on
+//! `new_dense_pool`, `new_store`, `new_slots`, `new_pool_pod` and `new_dense_pool_pod`,
+//! each with its `try_` form, on
 //! [`LocalScope`] and `&`[`ConcurrentScope`], with the names, signatures and errors they
 //! have on [`ScopeStack`](crate::ScopeStack).
 //!
@@ -18,10 +19,10 @@
 //!     });
 //! });
 //! ```
-use crate::dense::carve::try_new_dense_pool_in;
+use crate::dense::carve::{try_new_dense_pool_in, try_new_dense_pool_pod_in};
 use crate::dense::DensePool;
 use crate::error::AllocError;
-use crate::pool::carve::try_new_pool_in;
+use crate::pool::carve::{try_new_pool_in, try_new_pool_pod_in};
 use crate::pool::Pool;
 use crate::scope::place::or_fail;
 use crate::slots::carve::try_new_slots_in;
@@ -238,6 +239,81 @@ impl<'a> LocalScope<'a> {
     ) -> Result<&'a Slots, AllocError> {
         try_new_slots_in(self, name, count, bytes_each)
     }
+
+    /// Carves a [`Pool`] for items that need no drop, with no `'static` bound, as
+    /// [`ScopeStack::new_pool_pod`](crate::ScopeStack::new_pool_pod) (no `Send` bound
+    /// either: no item is ever dropped).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.scope_concurrent("load", |load| {
+    ///         let local = load.local();
+    ///         let names = local.new_pool_pod::<&str>(8);
+    ///         assert_eq!(*names.insert(local.alloc_str("wolf")).ok().unwrap(), "wolf");
+    ///     });
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn new_pool_pod<T>(&self, capacity: usize) -> &'a mut Pool<'a, T> {
+        or_fail(self, self.try_new_pool_pod(capacity))
+    }
+
+    /// The `try_` form of [`new_pool_pod`](Self::new_pool_pod).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.scope_concurrent("load", |load| {
+    ///         let e = load.local().try_new_pool_pod::<u8>(0).unwrap_err();
+    ///         assert_eq!(e.kind(), AllocErrorKind::InvalidCapacity);
+    ///     });
+    /// });
+    /// ```
+    pub fn try_new_pool_pod<T>(&self, capacity: usize) -> Result<&'a mut Pool<'a, T>, AllocError> {
+        try_new_pool_pod_in(self, capacity)
+    }
+
+    /// Carves a [`DensePool`] for items that need no drop, with no `'static` bound, as
+    /// [`ScopeStack::new_dense_pool_pod`](crate::ScopeStack::new_dense_pool_pod).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.scope_concurrent("load", |load| {
+    ///         let local = load.local();
+    ///         let tags = local.new_dense_pool_pod::<&str>(8);
+    ///         let h = tags.insert(local.alloc_str("boss")).unwrap();
+    ///         assert_eq!(tags[h], "boss");
+    ///     });
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn new_dense_pool_pod<T>(&self, capacity: usize) -> &'a mut DensePool<'a, T> {
+        or_fail(self, self.try_new_dense_pool_pod(capacity))
+    }
+
+    /// The `try_` form of [`new_dense_pool_pod`](Self::new_dense_pool_pod).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.scope_concurrent("load", |load| {
+    ///         let e = load.local().try_new_dense_pool_pod::<u8>(0).unwrap_err();
+    ///         assert_eq!(e.kind(), AllocErrorKind::InvalidCapacity);
+    ///     });
+    /// });
+    /// ```
+    pub fn try_new_dense_pool_pod<T>(
+        &self,
+        capacity: usize,
+    ) -> Result<&'a mut DensePool<'a, T>, AllocError> {
+        try_new_dense_pool_pod_in(self, capacity)
+    }
 }
 
 impl<'c> ConcurrentScope<'_> {
@@ -434,5 +510,80 @@ impl<'c> ConcurrentScope<'_> {
         bytes_each: usize,
     ) -> Result<&'c Slots, AllocError> {
         self.local().try_new_slots(name, count, bytes_each)
+    }
+
+    /// Carves a [`Pool`] for items that need no drop, with no `'static` bound
+    /// ([`LocalScope::new_pool_pod`] on this thread's view).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.scope_concurrent("load", |load| {
+    ///         let names = load.new_pool_pod::<&str>(8);
+    ///         assert_eq!(*names.insert(load.alloc_str("wolf")).ok().unwrap(), "wolf");
+    ///     });
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn new_pool_pod<T>(&'c self, capacity: usize) -> &'c mut Pool<'c, T> {
+        self.local().new_pool_pod(capacity)
+    }
+
+    /// The `try_` form of [`new_pool_pod`](Self::new_pool_pod).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.scope_concurrent("load", |load| {
+    ///         let e = load.try_new_pool_pod::<u8>(0).unwrap_err();
+    ///         assert_eq!(e.kind(), AllocErrorKind::InvalidCapacity);
+    ///     });
+    /// });
+    /// ```
+    pub fn try_new_pool_pod<T>(
+        &'c self,
+        capacity: usize,
+    ) -> Result<&'c mut Pool<'c, T>, AllocError> {
+        self.local().try_new_pool_pod(capacity)
+    }
+
+    /// Carves a [`DensePool`] for items that need no drop, with no `'static` bound
+    /// ([`LocalScope::new_dense_pool_pod`] on this thread's view).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.scope_concurrent("load", |load| {
+    ///         let tags = load.new_dense_pool_pod::<&str>(8);
+    ///         let h = tags.insert(load.alloc_str("boss")).unwrap();
+    ///         assert_eq!(tags[h], "boss");
+    ///     });
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn new_dense_pool_pod<T>(&'c self, capacity: usize) -> &'c mut DensePool<'c, T> {
+        self.local().new_dense_pool_pod(capacity)
+    }
+
+    /// The `try_` form of [`new_dense_pool_pod`](Self::new_dense_pool_pod).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.scope_concurrent("load", |load| {
+    ///         let e = load.try_new_dense_pool_pod::<u8>(0).unwrap_err();
+    ///         assert_eq!(e.kind(), AllocErrorKind::InvalidCapacity);
+    ///     });
+    /// });
+    /// ```
+    pub fn try_new_dense_pool_pod<T>(
+        &'c self,
+        capacity: usize,
+    ) -> Result<&'c mut DensePool<'c, T>, AllocError> {
+        self.local().try_new_dense_pool_pod(capacity)
     }
 }

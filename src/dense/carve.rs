@@ -74,6 +74,66 @@ impl<'s> ScopeStack<'s> {
         // SAFETY: `T: 'static` on a plain scope (its finalizer runs on this thread).
         unsafe { try_new_dense_pool_in(self, capacity) }
     }
+
+    /// Carves a [`DensePool`] for items that need no drop, with no `'static` bound
+    /// (they may borrow this scope), as [`new_pool_pod`](Self::new_pool_pod) does for
+    /// [`Pool`](crate::Pool).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let tags = level.new_dense_pool_pod::<&str>(8);
+    ///     let h = tags.insert(level.alloc_str("boss")).unwrap();
+    ///     assert_eq!(tags[h], "boss");
+    /// });
+    /// ```
+    ///
+    /// ```compile_fail,E0080
+    /// # use scope_stack::LinearAllocator;
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// level.new_dense_pool_pod::<Vec<u8>>(4); // error: this type needs drop
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn new_dense_pool_pod<T>(&self, capacity: usize) -> &'s mut DensePool<'s, T> {
+        crate::scope::place::or_fail(self, self.try_new_dense_pool_pod(capacity))
+    }
+
+    /// The `try_` form of [`new_dense_pool_pod`](Self::new_dense_pool_pod).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let e = level.try_new_dense_pool_pod::<&str>(0).unwrap_err();
+    ///     assert_eq!(e.kind(), AllocErrorKind::InvalidCapacity);
+    /// });
+    /// ```
+    pub fn try_new_dense_pool_pod<T>(
+        &self,
+        capacity: usize,
+    ) -> Result<&'s mut DensePool<'s, T>, AllocError> {
+        try_new_dense_pool_pod_in(self, capacity)
+    }
+}
+
+/// The one body of `try_new_dense_pool_pod`, for every surface: a dense pool of items
+/// that need no drop, with no `'static` bound.
+pub(crate) fn try_new_dense_pool_pod_in<'s, C: Surface<'s>, T>(
+    c: C,
+    capacity: usize,
+) -> Result<&'s mut DensePool<'s, T>, AllocError> {
+    const {
+        assert!(
+            !core::mem::needs_drop::<T>(),
+            "new_dense_pool_pod: this type needs drop; use new_dense_pool"
+        )
+    };
+    // SAFETY: `T` needs no drop, so the pool's finalizer drops no item and reads no
+    // borrow an item holds; on a concurrent scope no item is dropped on another thread.
+    unsafe { try_new_dense_pool_in(c, capacity) }
 }
 
 /// The one body of `try_new_dense_pool`, for every surface.

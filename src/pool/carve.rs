@@ -138,6 +138,66 @@ impl<'s> ScopeStack<'s> {
         // SAFETY: `T: 'static` on a plain scope (its finalizer runs on this thread).
         unsafe { try_new_pool_in(self, capacity, shards) }
     }
+
+    /// Carves a [`Pool`] for items that need no drop, with no `'static` bound: they may
+    /// borrow this scope (an `Enemy<'s> { name: &'s str }`). The pool's finalizer drops
+    /// nothing, so it reads no borrow. Types that need drop use [`new_pool`](Self::new_pool)
+    /// (a build-time error here).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// struct Enemy<'s> { name: &'s str, hp: u32 }
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let enemies = level.new_pool_pod::<Enemy<'_>>(16);
+    ///     let wolf = enemies.insert(Enemy { name: level.alloc_str("wolf"), hp: 3 }).ok().unwrap();
+    ///     assert_eq!((wolf.name, wolf.hp), ("wolf", 3));
+    /// });
+    /// ```
+    ///
+    /// ```compile_fail,E0080
+    /// # use scope_stack::LinearAllocator;
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// level.new_pool_pod::<String>(4); // error: this type needs drop; use new_pool
+    /// # });
+    /// ```
+    #[track_caller]
+    pub fn new_pool_pod<T>(&self, capacity: usize) -> &'s mut Pool<'s, T> {
+        crate::scope::place::or_fail(self, self.try_new_pool_pod(capacity))
+    }
+
+    /// The `try_` form of [`new_pool_pod`](Self::new_pool_pod), with
+    /// [`try_new_pool`](Self::try_new_pool)'s errors.
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, LinearAllocator};
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let e = level.try_new_pool_pod::<&str>(0).unwrap_err();
+    ///     assert_eq!(e.kind(), AllocErrorKind::InvalidCapacity);
+    /// });
+    /// ```
+    pub fn try_new_pool_pod<T>(&self, capacity: usize) -> Result<&'s mut Pool<'s, T>, AllocError> {
+        try_new_pool_pod_in(self, capacity)
+    }
+}
+
+/// The one body of `try_new_pool_pod`, for every surface: a pool of items that need
+/// no drop, with no `'static` bound.
+pub(crate) fn try_new_pool_pod_in<'s, C: Surface<'s>, T>(
+    c: C,
+    capacity: usize,
+) -> Result<&'s mut Pool<'s, T>, AllocError> {
+    const {
+        assert!(
+            !core::mem::needs_drop::<T>(),
+            "new_pool_pod: this type needs drop; use new_pool"
+        )
+    };
+    // SAFETY: `T` needs no drop, so the pool's finalizer drops no item and reads no
+    // borrow an item holds; on a concurrent scope no item is dropped on another thread.
+    unsafe { try_new_pool_in(c, capacity, Pool::<T>::default_shards(capacity)) }
 }
 
 /// The one body of `try_new_pool_with_shards`, for every surface.
