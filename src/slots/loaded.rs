@@ -152,13 +152,20 @@ unsafe impl<R: SlotRoot, K: LoadedKind> Sync for Loaded<'_, R, K> where R::Of<'s
 /// pointer), plus its root family and kind.
 type Marker<R, K> = (*const (), fn() -> (R, K));
 
-/// The kinds whose `Loaded` may cross threads: [`Shared`] only.
+/// The kinds whose `Loaded` may cross threads: [`Shared`] only. Sending a [`Plain`]
+/// one is an error (E0277) that names rule 10 and [`Slots::load_concurrent`].
 ///
 /// ```
 /// use scope_stack::slots::SendKind;
 /// fn crosses<K: SendKind>() {}
 /// crosses::<scope_stack::Shared>();
 /// ```
+#[diagnostic::on_unimplemented(
+    message = "a `Loaded` slot of kind `{Self}` stays on the thread that loaded it (rule 10); build it with `Slots::load_concurrent` to send it to another thread",
+    label = "built by `Slots::load` through a plain scope",
+    note = "a plain slot's values may have destructors that must run on this thread",
+    note = "to hand a level or frame to another thread, build it with `Slots::load_concurrent` (kind `Shared`); see `scope_stack::rules`, rule 10"
+)]
 pub trait SendKind: LoadedKind {}
 impl SendKind for Shared {}
 
