@@ -4,17 +4,22 @@
 //!
 //! - A `systems` scope carves two level slots and a ring of three frame slots.
 //! - Levels load on a loader thread: `load_concurrent_wait` opens a concurrent scope on
-//!   a free level slot, rayon jobs decode the level's tiles into it, and the finished
-//!   `Loaded` level is sent to the game thread. The game plays level A while B loads;
-//!   when B arrives it switches to B and drops A, whose slot rewinds in one step for
-//!   the next level. Four levels go round, so each slot is freed both before and after
-//!   the other one.
+//!   a free level slot, rayon jobs decode the level's tiles into it, and the loader
+//!   carves the level's `Pool` of enemies and `DensePool` of shots there too. The
+//!   finished `Loaded` level, pools and all, is sent to the game thread. The game plays
+//!   level A while B loads; when B arrives it switches to B and drops A, whose slot
+//!   rewinds in one step for the next level. Four levels go round, so each slot is
+//!   freed both before and after the other one.
+//! - The whole game loop runs inside the frame jobs' rayon pool (`install`): every frame
+//!   it moves the enemies in place, replaces one (remove + insert) and fires a shot
+//!   (the oldest one is removed), all through `with_mut`.
 //! - Every frame the game thread builds the frame's output in the ring with two rayon
 //!   jobs (2,000 draw commands and 200 labels), sends the `Loaded` frame to the render
 //!   thread, which reads it and drops it there. `load_concurrent_wait` blocks only when
 //!   all three frames are still in flight.
-//! - The memory map is printed during the first transition (both levels loaded); the
-//!   counting global allocator below shows that frames run without the global heap.
+//! - The memory map is printed at the end, with the last level playing and the next
+//!   one just loaded; the counting global allocator below shows that frames run
+//!   without the global heap (rayon's injector included).
 //!
 //! ```text
 //! cargo run --release --example level_streaming -- --frames 2000 --jobs 2
@@ -25,7 +30,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::time::{Duration, Instant};
 
-use scope_stack::{slot_root, ConcurrentScope, LinearAllocator, Loaded, Shared, Slots};
+use scope_stack::{
+    slot_root, ConcurrentScope, DenseHandle, DensePool, LinearAllocator, Loaded, Pool, Shared,
+    Slots,
+};
 
 // ----- counting the global heap -----
 
@@ -68,6 +76,12 @@ struct Enemy {
     velocity: [f32; 2],
 }
 
+#[derive(Clone, Copy)]
+struct Shot {
+    position: [f32; 2],
+    velocity: [f32; 2],
+}
+
 /// A level, built in its slot by the loader's jobs.
 struct Level<'s> {
     name: &'s str,
@@ -75,17 +89,24 @@ struct Level<'s> {
     tiles: &'s [u8],
     /// Spawn points found in the map (one list per decode job).
     spawns: &'s [&'s [u32]],
-    /// Moved every frame, in place.
-    enemies: &'s mut [Enemy],
+    /// Moved every frame, in place; one leaves and one arrives every frame.
+    enemies: &'s mut Pool<'s, Enemy>,
+    /// One shot fired every frame; the oldest goes when the ring is full.
+    shots: &'s mut DensePool<'s, Shot>,
+    /// The live shots' handles, oldest first from `fired % len` (in the slot too).
+    shot_ring: &'s mut [Option<DenseHandle<Shot>>],
+    fired: usize,
 }
 slot_root!(struct LevelRoot = for<'s> Level<'s>);
 
 const LEVEL_NAMES: [&str; 4] = ["harbour", "canyon", "glacier", "foundry"];
 const TILES: usize = 256 * 1024;
 const ENEMIES: usize = 4_000;
+const SHOTS: usize = 64;
 
 /// Builds level `number` into its slot's concurrent scope: two jobs decode halves of
-/// the map and list its spawn points.
+/// the map and list its spawn points; the level's pools are carved here, on the
+/// loader's side, and travel with the level.
 fn build_level<'x>(scope: &'x ConcurrentScope<'x>, number: usize) -> Level<'x> {
     let seed = number as u32 * 2_654_435_761;
     let decode = |half: usize| -> (&'x [u8], &'x [u32]) {
@@ -106,15 +127,64 @@ fn build_level<'x>(scope: &'x ConcurrentScope<'x>, number: usize) -> Level<'x> {
     let ((a, sa), (b, sb)) = rayon::join(|| decode(0), || decode(1));
     let tiles = scope.alloc_iter(a.iter().chain(b).copied());
     let spawns = scope.alloc_slice_copy(&[sa, sb]);
-    let enemies = scope.alloc_slice_fill_with(ENEMIES, |i| Enemy {
-        position: [(i % 200) as f32, (i / 200) as f32],
-        velocity: [1.0 + (i % 3) as f32, 0.5],
-    });
+    let enemies = scope.new_pool::<Enemy>(ENEMIES);
+    for i in 0..ENEMIES {
+        let enemy = Enemy {
+            position: [(i % 200) as f32, (i / 200) as f32],
+            velocity: [1.0 + (i % 3) as f32, 0.5],
+        };
+        // The handle is not kept: the enemy stays in the pool until removed.
+        enemies
+            .insert(enemy)
+            .ok()
+            .expect("room for every enemy")
+            .into_handle();
+    }
     Level {
         name: scope.alloc_str(LEVEL_NAMES[number % LEVEL_NAMES.len()]),
         tiles,
         spawns,
         enemies,
+        shots: scope.new_dense_pool::<Shot>(SHOTS),
+        shot_ring: scope.alloc_slice_fill_copy(SHOTS, None),
+        fired: 0,
+    }
+}
+
+/// One frame of play, through the `&mut` the level's `with_mut` lends: the enemies
+/// move in place, one leaves and a new one arrives, and a shot is fired.
+fn play(level: &mut Level<'_>, frame: usize) {
+    for (_, e) in level.enemies.iter_mut() {
+        e.position[0] = (e.position[0] + e.velocity[0]) % 1000.0;
+        e.position[1] = (e.position[1] + e.velocity[1]) % 1000.0;
+    }
+    let leaving = level.enemies.iter().next().map(|(h, _)| h);
+    if let Some(gone) = leaving.and_then(|h| level.enemies.remove(h)) {
+        let arriving = Enemy {
+            position: [gone.position[1], gone.position[0]],
+            velocity: gone.velocity,
+        };
+        level
+            .enemies
+            .insert(arriving)
+            .ok()
+            .expect("a slot was just freed")
+            .into_handle();
+    }
+    let at = level.fired % level.shot_ring.len();
+    if let Some(oldest) = level.shot_ring[at].take() {
+        level.shots.remove(oldest);
+    }
+    let shot = Shot {
+        position: [frame as f32, 0.0],
+        velocity: [0.0, 2.0],
+    };
+    level.shot_ring[at] = level.shots.insert(shot).ok();
+    level.fired += 1;
+    for handle in level.shot_ring.iter().flatten() {
+        if let Some(s) = level.shots.get_mut(*handle) {
+            s.position[1] += s.velocity[1];
+        }
     }
 }
 
@@ -140,23 +210,23 @@ const LABELS: usize = 200;
 
 /// Builds frame `number` of `level` with two jobs: draw commands and labels.
 fn build_frame<'x>(jobs: &'x ConcurrentScope<'x>, number: usize, level: &Level<'_>) -> Frame<'x> {
-    let (draws, labels) = rayon::join(
-        || {
-            &*jobs.alloc_slice_fill_with(DRAWS, |i| {
-                let e = &level.enemies[i % level.enemies.len()];
-                Draw {
-                    mesh: level.tiles[i * 97 % level.tiles.len()] as u32,
-                    transform: [e.position[0], e.position[1], 1.0, number as f32],
-                }
-            })
-        },
-        || {
-            let names: [&str; LABELS] = core::array::from_fn(|i| {
-                &*jobs.alloc_fmt(format_args!("enemy {} hp {}", i, (number + i) % 100))
-            });
-            &*jobs.alloc_slice_copy(&names)
-        },
-    );
+    let (draws, labels) =
+        rayon::join(
+            || {
+                &*jobs.alloc_iter(level.enemies.iter().take(DRAWS).enumerate().map(
+                    |(i, (_, e))| Draw {
+                        mesh: level.tiles[i * 97 % level.tiles.len()] as u32,
+                        transform: [e.position[0], e.position[1], 1.0, number as f32],
+                    },
+                ))
+            },
+            || {
+                let names: [&str; LABELS] = core::array::from_fn(|i| {
+                    &*jobs.alloc_fmt(format_args!("enemy {} hp {}", i, (number + i) % 100))
+                });
+                &*jobs.alloc_slice_copy(&names)
+            },
+        );
     Frame {
         number,
         level: jobs.alloc_str(level.name),
@@ -236,14 +306,6 @@ fn parse_options() -> Options {
     o
 }
 
-/// What a stretch of frames ended with.
-enum Stretch<'a> {
-    /// A new level arrived (at this frame number, which is not yet built).
-    Arrived(Loaded<'a, LevelRoot, Shared>, usize),
-    /// Every frame is built.
-    Done,
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let options = parse_options();
     // One pool builds frames (the game thread runs on it), another loads levels, so a
@@ -275,73 +337,64 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let mut switches = Vec::with_capacity(8);
             let (mut blocked, mut slot_bytes, mut number) = (Duration::ZERO, 0, 0);
             let started = Instant::now();
-            loop {
-                // Frames run on the frame pool until a level arrives or all are built.
-                let arrivals = &mut loaded_levels;
-                let stretch = frame_jobs.install(|| {
-                    // Held as `&mut`: a `Receiver` is `Send`, not `Sync`.
-                    let arrivals: &mut Receiver<_> = &mut *arrivals;
-                    while number < options.frames {
-                        if number == warm_up {
-                            COUNTING.store(true, Ordering::SeqCst);
-                        }
-                        // Now and then ask for the next level; it loads while this one
-                        // plays.
-                        if number % every == every / 2 {
-                            level_requests.send(next_level).expect("the loader runs");
-                            next_level += 1;
-                        }
-                        if let Ok(new) = arrivals.try_recv() {
-                            return Stretch::Arrived(new, number);
-                        }
-                        playing.with_mut(|level, _| {
-                            for e in level.enemies.iter_mut() {
-                                e.position[0] = (e.position[0] + e.velocity[0]) % 1000.0;
-                                e.position[1] = (e.position[1] + e.velocity[1]) % 1000.0;
-                            }
-                        });
-                        let t0 = Instant::now();
-                        let frame = playing.with(|level| {
-                            frames.load_concurrent_wait::<FrameRoot>("frame", |jobs| {
-                                build_frame(jobs, number, level)
-                            })
-                        });
-                        blocked += t0.elapsed();
-                        slot_bytes = slot_bytes.max(frame.used());
-                        frame_out.send(frame).expect("the render thread runs");
-                        number += 1;
+            // The whole game loop runs on the frame pool: a shared `Loaded` level may be
+            // held there (and dropped there when the next one arrives).
+            let playing_in = &mut playing;
+            let arrivals = &mut loaded_levels;
+            frame_jobs.install(|| {
+                // Held as `&mut`: a `Receiver` is `Send`, not `Sync`.
+                let arrivals: &mut Receiver<_> = &mut *arrivals;
+                let playing = playing_in;
+                while number < options.frames {
+                    if number == warm_up {
+                        COUNTING.store(true, Ordering::SeqCst);
                     }
-                    Stretch::Done
-                });
-                match stretch {
-                    Stretch::Arrived(new, at) => {
-                        if switches.is_empty() {
-                            // Both levels are loaded: show the map (taking it allocates,
-                            // so it is not counted).
-                            let counting = COUNTING.swap(false, Ordering::SeqCst);
-                            println!(
-                                "\nmemory map at frame {at}, while {} (playing) and {} (just loaded) are both in their slots:",
-                                playing.name(),
-                                new.name()
-                            );
-                            println!("{}", systems.report());
-                            COUNTING.store(counting, Ordering::SeqCst);
-                        }
-                        switches.push((at, new.name().len(), new.slot()));
+                    // Now and then ask for the next level; it loads while this one plays.
+                    if number % every == every / 2 {
+                        level_requests.send(next_level).expect("the loader runs");
+                        next_level += 1;
+                    }
+                    if let Ok(new) = arrivals.try_recv() {
+                        switches.push((number, new.slot()));
                         // Switch, then let the old level go: its slot rewinds at once.
-                        drop(std::mem::replace(&mut playing, new));
+                        drop(std::mem::replace(playing, new));
                     }
-                    Stretch::Done => break,
+                    playing.with_mut(|level, _| play(level, number));
+                    let t0 = Instant::now();
+                    let frame = playing.with(|level| {
+                        frames.load_concurrent_wait::<FrameRoot>("frame", |jobs| {
+                            build_frame(jobs, number, level)
+                        })
+                    });
+                    blocked += t0.elapsed();
+                    slot_bytes = slot_bytes.max(frame.used());
+                    frame_out.send(frame).expect("the render thread runs");
+                    number += 1;
                 }
-            }
+            });
             COUNTING.store(false, Ordering::SeqCst);
             let elapsed = started.elapsed();
             drop(frame_out);
-            drop(level_requests);
             let (seen, draws) = render.join().expect("the render thread panicked");
             let spawns: usize = playing.with(|l| l.spawns.iter().map(|s| s.len()).sum());
+            let (live_enemies, live_shots) = playing.with(|l| (l.enemies.len(), l.shots.len()));
+            // One more level, so the map shows a transition: both level slots loaded
+            // (unless one asked for during the last frames is still on its way).
+            if switches.len() + 1 == next_level {
+                level_requests.send(next_level).expect("the loader runs");
+            }
+            drop(level_requests);
+            let next = loaded_levels.recv().expect("the next level loads");
+            println!(
+                "\nmemory map at the end, while {} (playing) and {} (just loaded) are both in their slots:",
+                playing.name(),
+                next.name()
+            );
+            println!("{}", systems.report());
             drop(playing);
-            let switched: Vec<(usize, usize)> = switches.iter().map(|&(at, _, slot)| (at, slot)).collect();
+            drop(next);
+            let switched = &switches;
+            println!("the last level played holds {live_enemies} enemies in its pool and {live_shots} shots in its dense pool");
             println!(
                 "level switches (frame, slot it loaded into): {switched:?}; the last level has {spawns} spawn points"
             );
