@@ -311,7 +311,7 @@ impl MemoryMap {
     pub(super) fn drawn_range(
         &self,
         scope: &super::map::ScopeReport,
-        pool: &super::map::PoolReport,
+        pool: &super::pool_row::PoolReport,
     ) -> (usize, usize) {
         let own = (pool.offset, pool.offset.saturating_add(pool.bytes));
         let index = scope.pools.iter().position(|p| core::ptr::eq(p, pool));

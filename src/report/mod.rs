@@ -11,6 +11,7 @@
 mod concurrent;
 mod layout;
 mod map;
+mod pool_row;
 mod slots;
 mod svg;
 mod type_name;
@@ -28,7 +29,8 @@ use concurrent::{concurrent_of, concurrent_report};
 pub use concurrent::{ChunkReport, ConcurrentReport};
 #[doc(hidden)]
 pub use layout::{SvgLabel, SvgLayout};
-pub use map::{MemoryMap, PoolReport, ScopeReport};
+pub use map::{MemoryMap, ScopeReport};
+pub use pool_row::PoolReport;
 pub use slots::{SlotReport, SlotState, SlotsReport};
 use type_name::short_type_name;
 

@@ -11,6 +11,9 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::scope::info::PoolLink;
+
+use super::concurrent::ConcurrentReport;
+use super::pool_row::PoolReport;
 use crate::slots::carve::Slots;
 use crate::slots::table::{BUILDING, FREE};
 use crate::sync::Ordering;
@@ -90,6 +93,12 @@ pub struct SlotReport {
     pub high_water_mark: usize,
     /// Loads so far.
     pub loads: usize,
+    /// The containers carved in the slot's scope (pools, dense pools, stores, slots),
+    /// read live while the slot is loaded; empty while it is free or being built.
+    pub contents: Vec<PoolReport>,
+    /// For a slot loaded through a concurrent scope: its region and the chunks its
+    /// threads claimed.
+    pub concurrent: Option<ConcurrentReport>,
 }
 
 /// What a slot is doing.
@@ -128,6 +137,8 @@ pub(super) unsafe fn slots_report(link: &PoolLink, block_start: usize) -> SlotsR
                 used: view.used,
                 high_water_mark: view.high_water,
                 loads: view.loads,
+                contents: Vec::new(),
+                concurrent: None,
             }
         })
         .collect();
