@@ -333,3 +333,113 @@ fn pool_items_that_need_no_drop_borrow_their_scope() {
         assert_eq!(hp, 1);
     });
 }
+
+/// The block's memory map sees inside loaded slots: each slot's containers (and a
+/// concurrent slot's region) are listed under it, read while the slot is loaded, on any
+/// thread; free slots list nothing.
+#[test]
+fn the_memory_map_lists_what_each_loaded_slot_holds() {
+    use scope_stack::SlotState;
+    let mut memory = LinearAllocator::with_capacity(8 << 20).unwrap();
+    memory.scope("game", |game| {
+        let levels = game.new_slots("levels", 3, 1 << 20);
+        let plain = levels
+            .load::<LevelRoot>("plain", |s| build(s, "plain", 2))
+            .unwrap();
+        let shared = levels
+            .load_concurrent::<LevelRoot>("shared", |s| build(s, "shared", 5))
+            .unwrap();
+        let map = game.report();
+        let set = &map.scopes[0].slots[0];
+        let row = |name: &str| {
+            set.slots
+                .iter()
+                .find(|s| s.holder.as_deref() == Some(name))
+                .unwrap()
+        };
+        for (name, enemies) in [("plain", 2), ("shared", 5)] {
+            let slot = row(name);
+            assert_eq!(slot.state, SlotState::Loaded);
+            let kinds: Vec<&str> = slot.contents.iter().map(|p| p.kind).collect();
+            for kind in ["Pool", "DensePool", "Store"] {
+                assert!(
+                    kinds.contains(&kind),
+                    "{name}: {kind} missing from {kinds:?}"
+                );
+            }
+            let pool = slot
+                .contents
+                .iter()
+                .find(|p| p.kind == "Pool" && p.capacity == 64)
+                .unwrap();
+            assert_eq!(pool.len, enemies);
+            // Rows lie inside the slot.
+            for p in &slot.contents {
+                assert!(
+                    p.offset >= slot.offset && p.offset < slot.offset + set.bytes_each,
+                    "{p:?}"
+                );
+            }
+        }
+        assert!(row("plain").concurrent.is_none());
+        assert!(row("shared").concurrent.is_some());
+        let free = set
+            .slots
+            .iter()
+            .find(|s| s.state == SlotState::Free)
+            .unwrap();
+        assert!(free.contents.is_empty() && free.concurrent.is_none());
+        // The same from a concurrent scope's report on a worker thread, while slots
+        // change hands.
+        drop(plain);
+        let text =
+            std::thread::scope(|t| t.spawn(|| shared.with(|l| l.enemies.len())).join().unwrap());
+        assert_eq!(text, 5);
+        let after = game.report();
+        let set = &after.scopes[0].slots[0];
+        assert_eq!(
+            set.slots.iter().filter(|s| !s.contents.is_empty()).count(),
+            1
+        );
+    });
+}
+
+/// Reports taken on other threads while slots load and unload never read a slot that
+/// is being torn down (the unload waits for them), and see only whole rows.
+#[test]
+fn reports_while_slots_change_hands_read_only_live_contents() {
+    let rounds = if cfg!(miri) { 3 } else { 300 };
+    let mut memory = LinearAllocator::with_capacity(8 << 20).unwrap();
+    memory.scope("game", |game| {
+        let levels = game.new_slots("levels", 2, 1 << 20);
+        let frames = game.new_slots("frames", 1, 1 << 20);
+        // A reader: a concurrent slot whose scope reports the block it lives in would
+        // see only itself, so the reader reports through the game scope, on this
+        // thread, while loader threads load and drop levels.
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|t| {
+            for w in 0..2 {
+                let done = &done;
+                t.spawn(move || {
+                    for r in 0..rounds {
+                        let l = levels
+                            .load_concurrent_wait::<LevelRoot>("w", |s| build(s, "w", (w + r) % 7));
+                        l.with(|l| assert!(l.enemies.len() < 7));
+                    }
+                    if w == 0 {
+                        done.store(true, Ordering::Relaxed);
+                    }
+                });
+            }
+            let _keep = frames;
+            while !done.load(Ordering::Relaxed) {
+                let map = game.report();
+                for slot in &map.scopes[0].slots[0].slots {
+                    for p in &slot.contents {
+                        assert!(p.len <= p.capacity, "{p:?}");
+                    }
+                }
+            }
+        });
+    });
+}

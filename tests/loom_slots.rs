@@ -121,3 +121,39 @@ fn a_name_published_while_read_is_never_torn() {
         });
     });
 }
+
+/// A report that reads a loaded slot's contents races the slot's unload on another
+/// thread: the unload waits for the report's read pin, and the report sees the slot
+/// either loaded with its pool or not at all.
+#[test]
+fn a_report_reading_a_slot_races_its_unload() {
+    struct Level<'s> {
+        pool: &'s mut scope_stack::Pool<'s, u32>,
+    }
+    slot_root!(struct LevelRoot => Level);
+    let mut builder = Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(2);
+    }
+    builder.check(|| {
+        let mut memory = LinearAllocator::with_capacity(16 << 10).unwrap();
+        memory.scope("loom", |scope| {
+            let slots: &Slots = scope.new_slots("slots", 1, 4096);
+            // SAFETY: the thread is joined before the scope ends.
+            let slots: &'static Slots = unsafe { &*(slots as *const Slots) };
+            let level = slots
+                .load_concurrent::<LevelRoot>("level", |s| Level { pool: s.new_pool(2) })
+                .unwrap();
+            level.with(|l| l.pool.insert(7).ok().unwrap().into_handle());
+            let dropper = thread::spawn(move || drop(level));
+            let map = scope.report();
+            let slot = &map.scopes[0].slots[0].slots[0];
+            if !slot.contents.is_empty() {
+                let pool = slot.contents.iter().find(|p| p.kind == "Pool").unwrap();
+                assert_eq!((pool.len, pool.capacity), (1, 2));
+            }
+            dropper.join().unwrap();
+            assert_eq!(slots.loaded(), 0);
+        });
+    });
+}

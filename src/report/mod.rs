@@ -69,6 +69,7 @@ impl LinearAllocator {
             let pools = pool_rows(info, self.capacity(), block_start);
             scopes.push(scope_row(
                 info,
+                self.capacity(),
                 block_start,
                 own,
                 end.saturating_sub(start),
@@ -131,7 +132,7 @@ pub(crate) fn pool_rows(info: &ScopeInfo, capacity: usize, block_start: usize) -
             row.owner = Some(owner);
         }
     }
-    for set in slots_of(info, block_start) {
+    for set in slots_of(info, capacity, block_start) {
         let first = pools.len();
         pools.extend(slot_pool_rows(&set, first));
     }
@@ -180,7 +181,7 @@ fn slot_pool_rows(report: &SlotsReport, first: usize) -> Vec<PoolReport> {
 }
 
 /// The reports of the [`Slots`](crate::Slots) carved from a scope, in the order made.
-pub(crate) fn slots_of(info: &ScopeInfo, block_start: usize) -> Vec<SlotsReport> {
+pub(crate) fn slots_of(info: &ScopeInfo, capacity: usize, block_start: usize) -> Vec<SlotsReport> {
     let mut out = Vec::new();
     let mut link = info.pools();
     while let Some(l) = link {
@@ -189,7 +190,7 @@ pub(crate) fn slots_of(info: &ScopeInfo, block_start: usize) -> Vec<SlotsReport>
         if l.kind == SLOTS_KIND {
             // SAFETY: a link of this kind was registered by `new_slots`; its scope is
             // live.
-            out.push(unsafe { slots::slots_report(l, block_start) });
+            out.push(unsafe { slots::slots_report(l, capacity, block_start) });
         }
         link = l.next;
     }
@@ -239,6 +240,7 @@ impl ScopeStack<'_> {
 /// The row of a scope record, given the bytes it holds itself and with its children.
 pub(crate) fn scope_row(
     info: &ScopeInfo,
+    capacity: usize,
     block_start: usize,
     own: usize,
     inclusive: usize,
@@ -263,7 +265,7 @@ pub(crate) fn scope_row(
         budget: info.budget(),
         pools,
         concurrent,
-        slots: slots_of(info, block_start),
+        slots: slots_of(info, capacity, block_start),
     }
 }
 
@@ -314,6 +316,7 @@ impl Inner {
             let pools = pool_rows(i, inner.capacity, block_start);
             scopes.push(scope_row(
                 i,
+                inner.capacity,
                 block_start,
                 upper - i.start,
                 top - i.start,

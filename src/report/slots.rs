@@ -1,19 +1,26 @@
 //! What a memory map shows of a [`Slots`](crate::Slots): one row for the set and one
-//! per slot (which scope holds it, bytes used, high-water mark; free slots as free).
+//! per slot (which scope holds it, bytes used, high-water mark, and what a loaded slot
+//! holds; free slots as free).
 //!
-//! This module owns the slots' part of a report. Invariant: it reads only the atomics
-//! of the slot table (see `crate::slots::table`), never a slot's sub-block, so a report
-//! may be taken on any thread while other threads load, build and drop slots; each
-//! figure is the value last published by the slot's holder (at the end of its build, of
-//! each `with_mut`, and when it unloads).
+//! This module owns the slots' part of a report. Invariants: the per-slot figures come
+//! from the atomics of the slot table (see `crate::slots::table`), each the value last
+//! published by the slot's holder (at the end of its build, of each `with_mut`, and
+//! when it unloads). A loaded slot's contents are read only under a read pin, which
+//! makes the holder's unload wait until the report lets go, and only through the
+//! holder fields published before the slot was marked loaded (its scope record and
+//! concurrent scope) and the atomics behind them (container lists and snapshots).
+//! So a report may be taken on any thread while other threads load, build and drop
+//! slots.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::scope::info::PoolLink;
 
-use super::concurrent::ConcurrentReport;
+use super::concurrent::{concurrent_report, ConcurrentReport};
 use super::pool_row::PoolReport;
+use super::pool_rows;
+use crate::scope::info::ScopeInfo;
 use crate::slots::carve::Slots;
 use crate::slots::table::{BUILDING, FREE};
 use crate::sync::Ordering;
@@ -117,12 +124,18 @@ pub enum SlotState {
 ///
 /// # Safety
 /// `link` was registered by `new_slots`, and its scope is live.
-pub(super) unsafe fn slots_report(link: &PoolLink, block_start: usize) -> SlotsReport {
+pub(super) unsafe fn slots_report(
+    link: &PoolLink,
+    capacity: usize,
+    block_start: usize,
+) -> SlotsReport {
     // SAFETY: per the caller, `ptr` points at the live `Slots`.
     let slots = unsafe { link.ptr.cast::<Slots>().as_ref() };
     let rows = (0..slots.count)
         .map(|i| {
             let view = slots.record(i).view();
+            // SAFETY: `capacity` is the carving block's, and the slots live (caller).
+            let (contents, concurrent) = unsafe { slot_contents(slots, i, capacity, block_start) };
             let state = match view.state {
                 FREE => SlotState::Free,
                 BUILDING => SlotState::Building,
@@ -137,8 +150,8 @@ pub(super) unsafe fn slots_report(link: &PoolLink, block_start: usize) -> SlotsR
                 used: view.used,
                 high_water_mark: view.high_water,
                 loads: view.loads,
-                contents: Vec::new(),
-                concurrent: None,
+                contents,
+                concurrent,
             }
         })
         .collect();
@@ -151,5 +164,43 @@ pub(super) unsafe fn slots_report(link: &PoolLink, block_start: usize) -> SlotsR
         loaded: slots.loaded(),
         most_loaded: slots.most_held.load(Ordering::Relaxed),
         slots: rows,
+    }
+}
+
+/// What loaded slot `i` holds: the containers carved in its scope (and in its
+/// concurrent scope, for a slot loaded through one), and that concurrent scope's
+/// region. Nothing while the slot is free, being built or unloading.
+///
+/// # Safety
+/// `slots` are live, carved from a block of `capacity` bytes starting at
+/// `block_start`.
+unsafe fn slot_contents(
+    slots: &Slots,
+    i: usize,
+    capacity: usize,
+    block_start: usize,
+) -> (Vec<PoolReport>, Option<ConcurrentReport>) {
+    let Some(pin) = slots.record(i).pin_for_read() else {
+        return (Vec::new(), None);
+    };
+    let h = pin.holder_ptr();
+    // SAFETY: the pin keeps the slot loaded (its unload waits for the pin), and the
+    // holder wrote `info` and `concurrent` before it published the slot as loaded
+    // (release; the pin's check acquires). Only those two fields are read, through
+    // the raw pointer: the holder may be writing the others. A scope's container list
+    // and its extras are atomics (see `crate::scope::info`), and each container's
+    // snapshot reads only atomics.
+    unsafe {
+        let info = &*core::ptr::addr_of!((*h).info).cast::<ScopeInfo>();
+        let mut contents = pool_rows(info, capacity, block_start);
+        let mut concurrent = None;
+        if let Some(c) = *core::ptr::addr_of!((*h).concurrent) {
+            let inner = &c.as_ref().scope.inner;
+            let cinfo = inner.info.get().as_ref();
+            contents.extend(pool_rows(cinfo, capacity, block_start));
+            concurrent = Some(concurrent_report(inner));
+        }
+        drop(pin);
+        (contents, concurrent)
     }
 }

@@ -12,7 +12,6 @@
 //!   are closures), so the list is always a stack.
 //! - Everything mutable is in `Cell`s; nothing here is ever borrowed mutably.
 
-use core::cell::Cell;
 use core::ptr::NonNull;
 
 use crate::block::linear::LinearAllocator;
@@ -36,7 +35,7 @@ pub(crate) struct ScopeInfo {
     /// The scope that was innermost when this one opened.
     pub(crate) parent: Option<NonNull<ScopeInfo>>,
     /// The budget and the pools, once the scope has either (most scopes have neither).
-    extras: Cell<Option<NonNull<Extras>>>,
+    extras: core::sync::atomic::AtomicPtr<Extras>,
     /// Destructors to run when the scope ends (its head is the first field).
     pub(crate) chain: Chain,
 }
@@ -111,22 +110,28 @@ impl ScopeInfo {
             start,
             parent,
             chain: Chain::new(),
-            extras: Cell::new(extras),
+            extras: core::sync::atomic::AtomicPtr::new(
+                extras.map_or(core::ptr::null_mut(), NonNull::as_ptr),
+            ),
         }
     }
 
     /// The extras, if the scope has any.
     #[inline]
     fn extras(&self) -> Option<&Extras> {
+        let e = self.extras.load(core::sync::atomic::Ordering::Acquire);
         // SAFETY: `extras` points into the frame of this scope's call or into its own
         // memory, both valid for as long as this record is.
-        self.extras.get().map(|e| unsafe { &*e.as_ptr() })
+        (!e.is_null()).then(|| unsafe { &*e })
     }
 
     /// Whether the scope has extras yet (a pool registering first carves them).
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) fn has_extras(&self) -> bool {
-        self.extras.get().is_some()
+        !self
+            .extras
+            .load(core::sync::atomic::Ordering::Relaxed)
+            .is_null()
     }
 
     /// Installs extras carved from this scope's memory.
@@ -135,8 +140,11 @@ impl ScopeInfo {
     /// The scope has none yet, and `extras` stays valid until the scope ends.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) unsafe fn set_extras(&self, extras: NonNull<Extras>) {
-        debug_assert!(self.extras.get().is_none());
-        self.extras.set(Some(extras));
+        debug_assert!(!self.has_extras());
+        // Release: a report on another thread (a slot's contents) that loads the
+        // pointer sees the extras' fields.
+        self.extras
+            .store(extras.as_ptr(), core::sync::atomic::Ordering::Release);
     }
 
     /// The byte budget given by `scope_with_budget`, if any.

@@ -297,6 +297,9 @@ impl Slots {
                 }
             }
         }
+        // Reports reading the slot's contents finish first, and no new one starts:
+        // what follows drops the containers they read.
+        self.record(index).close_for_readers();
         let _finish = Finish(self, index);
         let _chains = Chains(self, index);
         let h = self.record(index).holder_ptr();

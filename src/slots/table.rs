@@ -40,6 +40,9 @@ pub(crate) const LOADED: u32 = 2;
 pub(crate) const NAME_BYTES: usize = 48;
 const NAME_WORDS: usize = NAME_BYTES / 8;
 
+/// The bit of `Record::pin` that says the holder is unloading: no new reader.
+const CLOSING: u32 = 1 << 31;
+
 /// Drops a root in place (the function is made for the root's type when it is placed).
 pub(crate) type DropRoot = unsafe fn(NonNull<u8>);
 
@@ -60,6 +63,9 @@ pub(crate) struct Record {
     pub(crate) high_water: AtomicUsize,
     /// Loads so far.
     pub(crate) loads: AtomicUsize,
+    /// Reports reading the slot's contents now, plus `CLOSING` once the holder has
+    /// begun to unload (see [`Record::pin_for_read`]).
+    pin: AtomicU32,
     /// Holder-only state (module invariant).
     holder: UnsafeCell<Holder>,
 }
@@ -92,6 +98,7 @@ impl Record {
             used: AtomicUsize::new(0),
             high_water: AtomicUsize::new(0),
             loads: AtomicUsize::new(0),
+            pin: AtomicU32::new(0),
             holder: UnsafeCell::new(Holder {
                 block,
                 info: MaybeUninit::uninit(),
@@ -197,12 +204,39 @@ impl Record {
         }
     }
 
+    /// Lets a report read what the loaded slot holds (its scope's container list and
+    /// concurrent scope, which the holder publishes with release stores): `None` unless
+    /// the slot is loaded and its holder has not begun to unload. While the returned
+    /// guard lives, the holder's unload waits before it drops anything.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn pin_for_read(&self) -> Option<ReadPin<'_>> {
+        // SeqCst, paired with `close_for_readers`: either this increment is seen by
+        // the holder's check (which then waits), or this thread sees `CLOSING`.
+        let before = self.pin.fetch_add(1, Ordering::SeqCst);
+        let pin = ReadPin(self);
+        (before & CLOSING == 0 && self.state.load(Ordering::SeqCst) == LOADED).then_some(pin)
+    }
+
+    /// Begins the unload: no new report may pin the slot, and the ones reading it now
+    /// finish first (they are short: a report copies a few numbers). Holder only.
+    pub(crate) fn close_for_readers(&self) {
+        let mut readers = self.pin.fetch_or(CLOSING, Ordering::SeqCst) & !CLOSING;
+        while readers != 0 {
+            crate::sync::spin_hint();
+            readers = self.pin.load(Ordering::SeqCst) & !CLOSING;
+        }
+    }
+
     /// Marks the slot free (the holder's last act on it). Release: the next holder
     /// sees the rewound sub-block.
     pub(crate) fn free(&self) {
         // The copy is emptied first: a report never gives a freed slot's name to the
         // next holder.
         self.write_name(|_, name_len| name_len.store(0, Ordering::Relaxed));
+        // Readers that pinned the slot since the close saw `CLOSING` and let go; the
+        // next holder starts with no readers. (A reader that increments between this
+        // store and its own decrement sees a free slot and reads nothing.)
+        self.pin.fetch_and(!CLOSING, Ordering::Relaxed);
         self.state.store(FREE, Ordering::Release);
     }
 
@@ -233,6 +267,25 @@ impl Record {
             crate::sync::spin_hint();
         }
         view
+    }
+}
+
+/// A report's hold on a loaded slot (see [`Record::pin_for_read`]); dropping it lets
+/// the holder unload.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+pub(crate) struct ReadPin<'a>(&'a Record);
+
+impl ReadPin<'_> {
+    /// The slot's holder state, for reading its published fields.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn holder_ptr(&self) -> *mut Holder {
+        self.0.holder_ptr()
+    }
+}
+
+impl Drop for ReadPin<'_> {
+    fn drop(&mut self) {
+        self.0.pin.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
