@@ -294,6 +294,27 @@
 //! `tests/place_parity.rs`, which calls every method and its `try_` form on every
 //! surface and through the trait, and fails when a method exists on one surface only.
 //!
+//! Containers follow the same rule: [`new_pool`](crate::ScopeStack::new_pool),
+//! `new_pool_with_shards`, `new_dense_pool`, `new_store`, `new_slots`, `new_pool_pod`
+//! and `new_dense_pool_pod` (with their `try_` forms) are on every kind of scope, each
+//! body written once over the same core, and the [`Carve`](crate::Carve) trait lets
+//! one level builder serve all of them. On a concurrent scope the items of a container
+//! with a destructor must be `Send`: whichever thread closes the scope (or unloads the
+//! slot) drops what is left in it.
+//!
+//! ```compile_fail,E0277
+//! # use scope_stack::LinearAllocator;
+//! let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+//! memory.scope("level", |level| {
+//!     level.scope_concurrent("load", |load| {
+//!         load.new_dense_pool::<std::rc::Rc<u32>>(8); // error: `Rc<u32>` cannot be sent
+//!     });
+//! });
+//! ```
+//!
+//! Proven by `tests/levels.rs` (every container on every surface, a level with pools
+//! built on a loader thread and played on another).
+//!
 //! # Also rejected
 //!
 //! Scope handles cannot be swapped between allocators to fool the rewind:
