@@ -1,6 +1,8 @@
 //! allocator-api2's `Allocator`, written once for every surface: the newest allocation
-//! of a region grows, shrinks and frees in place; anything else moves or stays taken
-//! until the scope ends.
+//! of a region grows (zeroed or not), shrinks and frees in place; anything else moves
+//! or stays taken until the scope ends. Every method the trait defaults through
+//! `allocate` and a copy (`grow_zeroed` among them) is written here, so none of them
+//! leaves the newest block behind.
 //!
 //! Invariant: bytes move back only when they are the newest of this surface's own
 //! region and the caller gave them up, so nothing live is ever handed out twice.
@@ -52,6 +54,18 @@ macro_rules! allocator_through_core {
                 let $this = self;
                 // SAFETY: forwarded from the caller.
                 unsafe { $crate::scope::place::alloc_api::api_grow($core, ptr, old, new) }
+            }
+
+            #[inline]
+            unsafe fn grow_zeroed(
+                &self,
+                ptr: core::ptr::NonNull<u8>,
+                old: core::alloc::Layout,
+                new: core::alloc::Layout,
+            ) -> Result<core::ptr::NonNull<[u8]>, allocator_api2::alloc::AllocError> {
+                let $this = self;
+                // SAFETY: forwarded from the caller.
+                unsafe { $crate::scope::place::alloc_api::api_grow_zeroed($core, ptr, old, new) }
             }
 
             #[inline]
@@ -129,6 +143,33 @@ pub(crate) unsafe fn api_grow<'s, C: Core<'s>>(
     // least `new.size() >= old.size()` bytes and is a different, fresh block.
     unsafe { ptr::copy_nonoverlapping(ptr.as_ptr(), fresh.cast::<u8>().as_ptr(), old.size()) };
     Ok(fresh)
+}
+
+/// `Allocator::grow_zeroed`: [`api_grow`], then zeroes the new tail, so the newest
+/// allocation grows in place here too. (The trait's default would allocate a zeroed
+/// block and copy, leaving the old bytes taken until the scope ends.)
+///
+/// # Safety
+/// As `Allocator::grow_zeroed`.
+#[inline]
+pub(crate) unsafe fn api_grow_zeroed<'s, C: Core<'s>>(
+    c: C,
+    ptr: NonNull<u8>,
+    old: Layout,
+    new: Layout,
+) -> Result<NonNull<[u8]>, ApiAllocError> {
+    // SAFETY: forwarded from the caller.
+    let grown = unsafe { api_grow(c, ptr, old, new) }?;
+    // SAFETY: `grown` is `grown.len() >= new.size() >= old.size()` bytes, exclusive to
+    // the caller; the bytes from `old.size()` on are the new tail, which nobody reads yet.
+    unsafe {
+        grown
+            .cast::<u8>()
+            .as_ptr()
+            .add(old.size())
+            .write_bytes(0, grown.len() - old.size());
+    }
+    Ok(grown)
 }
 
 /// `Allocator::shrink`.
