@@ -36,19 +36,19 @@ fn main() -> Result<(), scope_stack::AllocError> {
                 swish = Some(h);
             }
             // Every playing sound fades a little each frame: a dense walk, no gaps.
-            for s in voices.iter_mut() {
+            for s in voices.values_mut() {
                 s.volume = s.volume.saturating_sub(2);
             }
             // Silent sounds stop.
             voices.retain(|_, s| s.volume > 0);
-            let mut playing: Vec<_> = voices.iter().map(|s| (s.name, s.volume)).collect();
+            let mut playing: Vec<_> = voices.values().map(|s| (s.name, s.volume)).collect();
             playing.sort();
             println!("frame {frame}: {playing:?}");
         }
         let swish = swish.expect("swish was started");
         println!("the swish is still playing: {:?}", voices.get(swish));
         assert!(
-            voices.iter().all(|s| s.name != "wind"),
+            voices.values().all(|s| s.name != "wind"),
             "the quietest sound made room"
         );
     }); // the sounds still playing are dropped here

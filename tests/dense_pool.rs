@@ -143,35 +143,140 @@ fn iteration_visits_exactly_the_live_objects() {
         }
         let mut expected: Vec<u32> = live.iter().map(|&(_, v)| v).collect();
         expected.sort_unstable();
-        let mut seen: Vec<u32> = pool.iter().copied().collect();
+        let mut seen: Vec<u32> = pool.values().copied().collect();
+        assert_eq!(pool.values().len(), live.len());
         assert_eq!(pool.iter().len(), live.len());
         seen.sort_unstable();
         assert_eq!(seen, expected);
-        // Backwards too, and through `&pool`.
-        let mut back: Vec<u32> = pool.iter().rev().copied().collect();
+        // Backwards too, and through `&pool` (which walks like `iter`).
+        let mut back: Vec<u32> = pool.values().rev().copied().collect();
         back.sort_unstable();
         assert_eq!(back, expected);
         assert_eq!((&*pool).into_iter().count(), live.len());
+        assert!((&*pool).into_iter().eq(pool.iter()));
 
         // handles() lists exactly the live handles, in iteration order.
         let handles: HashSet<_> = pool.handles().collect();
         let model: HashSet<_> = live.iter().map(|&(h, _)| h).collect();
         assert_eq!(handles, model);
-        for (h, v) in pool.handles().zip(pool.iter()) {
+        for (h, v) in pool.handles().zip(pool.values()) {
             assert_eq!(pool.get(h), Some(v));
         }
+        assert!(pool.iter().map(|(h, _)| h).eq(pool.handles()));
 
-        // iter_mut reaches each live object once.
-        for v in pool.iter_mut() {
+        // values_mut reaches each live object once.
+        for v in pool.values_mut() {
             *v = v.wrapping_mul(2);
         }
         for &(h, v) in &live {
             assert_eq!(pool[h], v.wrapping_mul(2));
         }
-        for v in &mut *pool {
+        for (_, v) in &mut *pool {
             *v += 1;
         }
         assert!(live.iter().all(|&(h, v)| pool[h] == v.wrapping_mul(2) + 1));
+    });
+}
+
+#[test]
+fn handles_from_iter_work_with_get_get_mut_and_remove() {
+    let mut memory = memory();
+    memory.scope("level", |level| {
+        let pool = level.new_dense_pool::<u32>(64);
+        let hs: Vec<_> = (0..40).map(|i| pool.insert(i).unwrap()).collect();
+        for h in hs.iter().step_by(3) {
+            pool.remove(*h).unwrap();
+        }
+        let seen: Vec<_> = pool.iter().collect();
+        assert_eq!(seen.len(), pool.len());
+        for &(h, v) in &seen {
+            assert!(
+                std::ptr::eq(pool.get(h).unwrap(), v),
+                "get finds the same object"
+            );
+        }
+        let handles: Vec<DenseHandle<u32>> = pool.iter().map(|(h, _)| h).collect();
+        for h in &handles {
+            *pool.get_mut(*h).unwrap() += 1;
+        }
+        for h in handles {
+            let v = pool[h];
+            assert_eq!(pool.remove(h), Some(v));
+            assert_eq!(pool.get(h), None, "removed through a handle from iter");
+        }
+        assert!(pool.is_empty());
+        assert_eq!(pool.iter().len(), 0);
+    });
+}
+
+#[test]
+fn values_visits_what_iter_visits_in_roster_order() {
+    let mut memory = memory();
+    memory.scope("level", |level| {
+        let pool = level.new_dense_pool::<char>(8);
+        let hs: Vec<_> = "abcdef".chars().map(|c| pool.insert(c).unwrap()).collect();
+        // The documented order: insertion order ...
+        assert_eq!(pool.values().collect::<String>(), "abcdef");
+        // ... a removal moves the last live object into the gap ...
+        pool.remove(hs[1]);
+        assert_eq!(pool.values().collect::<String>(), "afcde");
+        pool.remove(hs[4]);
+        assert_eq!(pool.values().collect::<String>(), "afcd");
+        // ... removing the last one moves nothing, and an insert goes to the end.
+        pool.remove(hs[3]);
+        let g = pool.insert('g').unwrap();
+        assert_eq!(pool.values().collect::<String>(), "afcg");
+        assert_eq!(pool.values().rev().collect::<String>(), "gcfa");
+        // `iter`, `iter_mut`, `values_mut`, `handles` and `&pool` walk the same order.
+        let from_iter: Vec<*const char> = pool.iter().map(|(_, c)| c as *const char).collect();
+        let from_values: Vec<*const char> = pool.values().map(|c| c as *const char).collect();
+        assert_eq!(from_values, from_iter);
+        let handles: Vec<_> = pool.iter().map(|(h, _)| h).collect();
+        assert_eq!(handles, [hs[0], hs[5], hs[2], g]);
+        assert_eq!(pool.handles().collect::<Vec<_>>(), handles);
+        assert!((&*pool).into_iter().eq(pool.iter()));
+        let mut_order: Vec<_> = pool.iter_mut().map(|(h, _)| h).collect();
+        assert_eq!(mut_order, handles);
+        let mut_values: Vec<char> = pool.values_mut().map(|c| *c).collect();
+        assert_eq!(mut_values, ['a', 'f', 'c', 'g']);
+        // Both ends, and exact lengths.
+        let mut it = pool.iter();
+        assert_eq!(it.len(), 4);
+        assert_eq!(it.next_back(), Some((g, &'g')));
+        assert_eq!(it.next(), Some((hs[0], &'a')));
+        assert_eq!(it.len(), 2);
+    });
+}
+
+#[test]
+fn changes_through_iter_mut_and_values_mut_stick() {
+    let mut memory = memory();
+    memory.scope("level", |level| {
+        let pool = level.new_dense_pool::<u64>(32);
+        let hs: Vec<_> = (0..20).map(|i| pool.insert(i).unwrap()).collect();
+        for h in hs.iter().step_by(4) {
+            pool.remove(*h);
+        }
+        for (h, v) in pool.iter_mut() {
+            *v += h.index() as u64 * 1000;
+        }
+        for (h, v) in hs.iter().zip(0u64..) {
+            if pool.contains(*h) {
+                assert_eq!(pool[*h], v + h.index() as u64 * 1000);
+            }
+        }
+        for v in pool.values_mut() {
+            *v *= 3;
+        }
+        for (h, v) in hs.iter().zip(0u64..) {
+            if pool.contains(*h) {
+                assert_eq!(pool[*h], (v + h.index() as u64 * 1000) * 3);
+            }
+        }
+        for (_, v) in &mut *pool {
+            *v += 1;
+        }
+        assert_eq!(pool.values().filter(|v| *v % 3 == 1).count(), pool.len());
     });
 }
 
@@ -383,7 +488,7 @@ fn insert_evicting_replaces_the_smallest_key() {
         // Next quietest: id 3 (key 4).
         let h4 = pool.insert_evicting(Tracked::new(4, &drops), key);
         assert!(pool.get(h3).is_none());
-        let mut ids: Vec<_> = pool.iter().map(|t| t.id).collect();
+        let mut ids: Vec<_> = pool.values().map(|t| t.id).collect();
         ids.sort_unstable();
         assert_eq!(ids, [0, 2, 4]);
         assert!(pool.contains(h0) && pool.contains(h2) && pool.contains(h4));
@@ -440,7 +545,7 @@ fn insert_evicting_with_a_panicking_victim_keeps_the_new_object() {
         assert!(result.is_err());
         assert_eq!(drops.get(), 1, "the victim was dropped once");
         assert_eq!(pool.len(), 2);
-        assert!(pool.iter().all(|b| !b.explode));
+        assert!(pool.values().all(|b| !b.explode));
     });
     assert_eq!(drops.get(), 3);
 }
@@ -531,9 +636,9 @@ fn pools_are_send_for_send_objects() {
             pool.insert(i).unwrap();
         }
         std::thread::scope(|t| {
-            t.spawn(|| pool.iter_mut().for_each(|v| *v *= 2));
+            t.spawn(|| pool.values_mut().for_each(|v| *v *= 2));
         });
-        assert_eq!(pool.iter().sum::<u64>(), 2 * (0..16).sum::<u64>());
+        assert_eq!(pool.values().sum::<u64>(), 2 * (0..16).sum::<u64>());
     });
 }
 

@@ -127,17 +127,29 @@ proptest! {
                         }
                     }
                     Op::Iterate => {
-                        let mut seen: Vec<u32> = pool.iter().copied().collect();
+                        let mut seen: Vec<u32> = pool.values().copied().collect();
                         let mut want: Vec<u32> = model.values().copied().collect();
                         seen.sort_unstable();
                         want.sort_unstable();
                         prop_assert_eq!(seen, want);
+                        // `iter` pairs each object with the handle the model holds
+                        // for it, in the order `values` visits them.
+                        let mut pairs: Vec<(u64, u32)> =
+                            pool.iter().map(|(h, v)| (h.to_bits(), *v)).collect();
+                        let in_order: Vec<u32> = pairs.iter().map(|&(_, v)| v).collect();
+                        prop_assert_eq!(in_order, pool.values().copied().collect::<Vec<_>>());
+                        let mut want: Vec<(u64, u32)> =
+                            model.iter().map(|(h, v)| (h.to_bits(), *v)).collect();
+                        pairs.sort_unstable();
+                        want.sort_unstable();
+                        prop_assert_eq!(pairs, want);
                         let mut hs: Vec<u64> = pool.handles().map(|h| h.to_bits()).collect();
                         let mut want: Vec<u64> = model.keys().map(|h| h.to_bits()).collect();
                         hs.sort_unstable();
                         want.sort_unstable();
                         prop_assert_eq!(hs, want);
                         prop_assert_eq!(pool.iter_mut().count(), model.len());
+                        prop_assert_eq!(pool.values_mut().count(), model.len());
                     }
                     Op::RetainBelow(limit) => {
                         pool.retain(|_, &mut v| v < limit);
@@ -151,6 +163,7 @@ proptest! {
                 prop_assert_eq!(pool.len(), model.len());
                 prop_assert_eq!(pool.is_full(), model.len() == capacity);
                 prop_assert_eq!(pool.iter().len(), model.len());
+                prop_assert_eq!(pool.values().len(), model.len());
             }
             // Every handle ever issued agrees with the model at the end.
             for h in &issued {

@@ -313,7 +313,7 @@ fn pool_items_that_need_no_drop_borrow_their_scope() {
             arena.tags.insert(name).unwrap();
         });
         let names = |arena: &Arena<'_>| {
-            let mut n: Vec<String> = arena.tags.iter().map(|t| t.to_string()).collect();
+            let mut n: Vec<String> = arena.tags.values().map(|t| t.to_string()).collect();
             n.sort();
             n.join(",")
         };

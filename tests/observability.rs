@@ -460,7 +460,7 @@ fn dense_pools_and_stores_appear_in_reports_and_pictures() {
                     .contains("Store&lt;u64&gt; 5/40 live, high-water 6"),
                 "the picture follows too"
             );
-            assert_eq!(sparks.iter().map(|s| s.heat).sum::<u32>(), 21);
+            assert_eq!(sparks.values().map(|s| s.heat).sum::<u32>(), 21);
         });
     });
 }
@@ -583,15 +583,15 @@ fn reports_leave_mut_borrows_of_dense_pools_and_stores_usable() {
 
         // Half-way through `iter_mut`, across a report.
         let mut it = pool.iter_mut();
-        let first = it.next().unwrap();
+        let (_, first) = it.next().unwrap();
         first.heat += 1;
         let map = level.report();
         first.heat += 1;
-        for s in it {
+        for (_, s) in it {
             s.heat += 1;
         }
         assert_eq!(counts(rows(&map, 0, "DensePool")[0]), (2, 4, 2));
-        assert_eq!(pool.iter().map(|s| s.heat).sum::<u32>(), 113 + 3);
+        assert_eq!(pool.values().map(|s| s.heat).sum::<u32>(), 113 + 3);
 
         // `&mut DensePool` itself, then an insert through it.
         let whole: &mut scope_stack::DensePool<'_, Spark> = &mut *pool;

@@ -73,7 +73,7 @@ impl Container for &mut DensePool<'_, Obj> {
     }
     #[inline(always)]
     fn sum(&self) -> u64 {
-        self.iter().map(|o| o[0]).sum()
+        self.values().map(|o| o[0]).sum()
     }
 }
 

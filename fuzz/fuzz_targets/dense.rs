@@ -114,7 +114,13 @@ fuzz_target!(|input: Input| {
                     seen.sort_unstable();
                     want.sort_unstable();
                     assert_eq!(seen, want);
-                    assert_eq!(pool.iter().count(), model.len());
+                    // `iter` pairs the same handles with the same values, and `values`
+                    // walks them in its order.
+                    let mut pairs: Vec<(u64, u16)> =
+                        pool.iter().map(|(h, v)| (h.to_bits(), *v)).collect();
+                    assert!(pool.values().eq(pool.iter().map(|(_, v)| v)));
+                    pairs.sort_unstable();
+                    assert_eq!(pairs, want);
                 }
                 Op::RetainBelow(limit) => {
                     pool.retain(|_, v| *v < limit);

@@ -1,4 +1,5 @@
-//! Reading a dense pool: look-ups by handle, counts, and the iterators' entry points.
+//! Reading a dense pool: look-ups by handle, counts, and the iterators' entry points
+//! (`iter`, `iter_mut`, `values`, `values_mut`, `handles`).
 //!
 //! This module owns read access. Invariant: `&self` methods hand out only `&T`, `&mut
 //! self` ones `&mut T`, so the borrow checker keeps readers and writers apart; a stale
@@ -8,7 +9,7 @@ use core::marker::PhantomData;
 use core::sync::atomic::Ordering;
 
 use super::handle::DenseHandle;
-use super::iter::{Handles, Iter, IterMut};
+use super::iter::{Handles, Iter, IterMut, Values, ValuesMut};
 use super::DensePool;
 
 impl<'s, T> DensePool<'s, T> {
@@ -127,17 +128,26 @@ impl<'s, T> DensePool<'s, T> {
         self.len == self.capacity
     }
 
-    /// Iterates over the live objects: exactly `len()` of them, with no per-slot test.
-    /// The order is the roster's, which removals permute.
+    /// Every live object with its handle: exactly `len()` of them, with no per-slot
+    /// test. The order is the roster's: insertion order until the first removal, which
+    /// moves the last live object's entry into the removed one's place (see
+    /// [Iteration](crate::dense#iteration)). [`values`](Self::values) visits the same
+    /// objects in the same order without the handles; the iterator also runs backwards.
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
     /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
     /// memory.scope("level", |level| {
-    ///     let pool = level.new_dense_pool::<u32>(8);
-    ///     let handles: Vec<_> = (1..=4).map(|i| pool.insert(i).unwrap()).collect();
-    ///     pool.remove(handles[1]);
-    ///     assert_eq!(pool.iter().sum::<u32>(), 1 + 3 + 4);
+    ///     let pool = level.new_dense_pool::<&str>(8);
+    ///     let frog = pool.insert("frog").unwrap();
+    ///     let toad = pool.insert("toad").unwrap();
+    ///     let newt = pool.insert("newt").unwrap();
+    ///     assert_eq!(pool.iter().collect::<Vec<_>>(), [(frog, &"frog"), (toad, &"toad"), (newt, &"newt")]);
+    ///     pool.remove(frog); // the last entry (newt) takes frog's place
+    ///     assert_eq!(pool.iter().collect::<Vec<_>>(), [(newt, &"newt"), (toad, &"toad")]);
+    ///     // The handles work with `get` and `remove`.
+    ///     let (h, _) = pool.iter().find(|(_, name)| **name == "toad").unwrap();
+    ///     assert_eq!(pool.remove(h), Some("toad"));
     /// });
     /// ```
     #[inline]
@@ -145,21 +155,25 @@ impl<'s, T> DensePool<'s, T> {
         Iter {
             roster: self.live_roster().iter(),
             slots: self.slots,
+            tag: self.tag,
             _borrow: PhantomData,
         }
     }
 
-    /// Iterates mutably over the live objects (see [`iter`](Self::iter)).
+    /// Every live object with its handle, mutably, in the order of
+    /// [`iter`](Self::iter).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
     /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
     /// memory.scope("level", |level| {
     ///     let pool = level.new_dense_pool::<u32>(8);
-    ///     pool.insert(1).unwrap();
-    ///     pool.insert(2).unwrap();
-    ///     pool.iter_mut().for_each(|n| *n *= 10);
-    ///     assert_eq!(pool.iter().sum::<u32>(), 30);
+    ///     let one = pool.insert(1).unwrap();
+    ///     let two = pool.insert(2).unwrap();
+    ///     for (h, n) in pool.iter_mut() {
+    ///         *n *= if h == two { 100 } else { 10 };
+    ///     }
+    ///     assert_eq!((pool[one], pool[two]), (10, 200));
     /// });
     /// ```
     #[inline]
@@ -170,12 +184,60 @@ impl<'s, T> DensePool<'s, T> {
         IterMut {
             roster: roster.iter(),
             slots: self.slots,
+            tag: self.tag,
             _borrow: PhantomData,
         }
     }
 
-    /// Iterates over the handles of the live objects, in the same order as
-    /// [`iter`](Self::iter).
+    /// Every live object, in the order of [`iter`](Self::iter): the pool's fastest walk,
+    /// one roster entry and one object per step, with no per-slot test.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_dense_pool::<u32>(8);
+    ///     let handles: Vec<_> = (1..=4).map(|i| pool.insert(i).unwrap()).collect();
+    ///     pool.remove(handles[1]);
+    ///     assert_eq!(pool.values().sum::<u32>(), 1 + 3 + 4);
+    ///     assert_eq!(pool.values().copied().collect::<Vec<_>>(), [1, 4, 3]); // 4 took 2's place
+    /// });
+    /// ```
+    #[inline]
+    pub fn values(&self) -> Values<'_, T> {
+        Values {
+            roster: self.live_roster().iter(),
+            slots: self.slots,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Every live object, mutably, in the order of [`iter`](Self::iter).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_dense_pool::<u32>(8);
+    ///     pool.insert(1).unwrap();
+    ///     pool.insert(2).unwrap();
+    ///     pool.values_mut().for_each(|n| *n *= 10);
+    ///     assert_eq!(pool.values().sum::<u32>(), 30);
+    /// });
+    /// ```
+    #[inline]
+    pub fn values_mut(&mut self) -> ValuesMut<'_, T> {
+        // SAFETY: as in `live_roster`; the slice borrows `self` mutably through the
+        // iterator's lifetime, and the roster is a different array from the slots.
+        let roster = unsafe { core::slice::from_raw_parts(self.roster.as_ptr(), self.len()) };
+        ValuesMut {
+            roster: roster.iter(),
+            slots: self.slots,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// The handles of the live objects, in the order of [`iter`](Self::iter).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;

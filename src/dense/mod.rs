@@ -27,7 +27,7 @@
 //!     let sparks = level.new_dense_pool::<Spark>(256);
 //!     let a = sparks.insert(Spark { pos: 0.0, vel: 1.0 }).ok().unwrap();
 //!     let b = sparks.insert(Spark { pos: 5.0, vel: -1.0 }).ok().unwrap();
-//!     for s in sparks.iter_mut() {
+//!     for s in sparks.values_mut() {
 //!         s.pos += s.vel; // visits exactly the two live sparks
 //!     }
 //!     sparks.remove(a);
@@ -55,6 +55,38 @@
 //!
 //! Bookkeeping is always updated *before* a value is dropped, so a panicking destructor
 //! leaves a consistent pool and can never cause a second drop.
+//!
+//! # Iteration
+//!
+//! A dense pool iterates like a [`Pool`](crate::Pool) (the method names follow
+//! slotmap; the [table](crate::pool#iterating-pools-and-dense-pools-alike) shows both
+//! kinds): [`iter`](DensePool::iter) and [`iter_mut`](DensePool::iter_mut) yield each
+//! live object with its [`DenseHandle`], [`values`](DensePool::values) and
+//! [`values_mut`](DensePool::values_mut) the objects alone, and
+//! [`handles`](DensePool::handles) the handles alone. Each walks `roster[..len]`, so it
+//! costs one step per live object whatever the capacity, knows its exact length, and
+//! runs from either end.
+//!
+//! All five share one **order, the roster's**: objects come in insertion order until
+//! something is removed; a removal moves the last live object's entry into the removed
+//! one's place, and the next insert goes to the end. So after inserting `a b c d` and
+//! removing `b`, the order is `a d c`. Code that needs a stable order sorts, or keeps
+//! its own list of handles.
+//!
+//! ```
+//! # use scope_stack::LinearAllocator;
+//! let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+//! memory.scope("level", |level| {
+//!     let pool = level.new_dense_pool::<char>(8);
+//!     let hs: Vec<_> = "abcd".chars().map(|c| pool.insert(c).unwrap()).collect();
+//!     pool.remove(hs[1]);
+//!     assert_eq!(pool.values().collect::<String>(), "adc");
+//!     pool.insert('e').unwrap();
+//!     assert_eq!(pool.values().rev().collect::<String>(), "ecda");
+//!     // `iter` pairs the same objects with their handles.
+//!     assert!(pool.iter().all(|(h, c)| pool[h] == *c));
+//! });
+//! ```
 //!
 //! # The full pool
 //!
@@ -155,7 +187,7 @@ mod slot;
 
 pub use handle::DenseHandle;
 use handle::{INDEX_BITS, INDEX_MASK};
-pub use iter::{Handles, Iter, IterMut};
+pub use iter::{Handles, Iter, IterMut, Values, ValuesMut};
 use slot::{value_ptr, Slot};
 
 // The report's high-water field fits in the struct's padding: 32 bytes, as before.
@@ -181,7 +213,7 @@ static DENSE_POOL_IDS: AtomicU32 = AtomicU32::new(0);
 ///     names.insert("toad".to_string()).unwrap();
 ///     assert_eq!(names.len(), 2);
 ///     assert_eq!(names.remove(frog).as_deref(), Some("frog"));
-///     assert_eq!(names.iter().collect::<Vec<_>>(), ["toad"]);
+///     assert_eq!(names.values().collect::<Vec<_>>(), ["toad"]);
 /// }); // "toad" is dropped here
 /// ```
 pub struct DensePool<'s, T> {
@@ -431,16 +463,43 @@ impl<T> fmt::Debug for DensePool<'_, T> {
     }
 }
 
+/// The same walk as [`DensePool::iter`]: each live object with its handle.
+///
+/// ```
+/// # use scope_stack::LinearAllocator;
+/// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+/// memory.scope("level", |level| {
+///     let pool = level.new_dense_pool::<u32>(4);
+///     let h = pool.insert(7).unwrap();
+///     for (handle, n) in &*pool {
+///         assert_eq!((handle, *n), (h, 7));
+///     }
+/// });
+/// ```
 impl<'a, T> IntoIterator for &'a DensePool<'_, T> {
-    type Item = &'a T;
+    type Item = (DenseHandle<T>, &'a T);
     type IntoIter = Iter<'a, T>;
     fn into_iter(self) -> Iter<'a, T> {
         self.iter()
     }
 }
 
+/// The same walk as [`DensePool::iter_mut`]: each live object, mutably, with its handle.
+///
+/// ```
+/// # use scope_stack::LinearAllocator;
+/// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+/// memory.scope("level", |level| {
+///     let pool = level.new_dense_pool::<u32>(4);
+///     let h = pool.insert(7).unwrap();
+///     for (_, n) in &mut *pool {
+///         *n += 1;
+///     }
+///     assert_eq!(pool[h], 8);
+/// });
+/// ```
 impl<'a, T> IntoIterator for &'a mut DensePool<'_, T> {
-    type Item = &'a mut T;
+    type Item = (DenseHandle<T>, &'a mut T);
     type IntoIter = IterMut<'a, T>;
     fn into_iter(self) -> IterMut<'a, T> {
         self.iter_mut()

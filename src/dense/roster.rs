@@ -68,7 +68,7 @@ impl<'s, T> DensePool<'s, T> {
     ///     playing.insert_evicting(Sound { name: "music", volume: 0.8 }, by_volume);
     ///     let swish = playing.insert_evicting(Sound { name: "swish", volume: 1.0 }, by_volume);
     ///     assert_eq!(playing[swish].name, "swish");
-    ///     let mut names: Vec<_> = playing.iter().map(|s| s.name).collect();
+    ///     let mut names: Vec<_> = playing.values().map(|s| s.name).collect();
     ///     names.sort();
     ///     assert_eq!(names, ["music", "swish"]); // the quiet wind made room
     /// });
@@ -149,7 +149,7 @@ impl<'s, T> DensePool<'s, T> {
     ///     }
     ///     pool.retain(|_, n| *n % 2 == 0);
     ///     assert_eq!(pool.len(), 4);
-    ///     assert!(pool.iter().all(|n| n % 2 == 0));
+    ///     assert!(pool.values().all(|n| n % 2 == 0));
     /// });
     /// ```
     pub fn retain(&mut self, mut keep: impl FnMut(DenseHandle<T>, &mut T) -> bool) {
