@@ -294,6 +294,106 @@ fn iter_visits_pooled_objects_only() {
     });
 }
 
+/// A pool with holes, reused slots, a boxed object and several shards: what the
+/// iteration tests below walk.
+fn holey_pool<'s>(
+    level: &scope_stack::ScopeStack<'s>,
+) -> (&'s mut Pool<'s, u32>, Vec<Handle<u32>>) {
+    let pool = level.new_pool_with_shards::<u32>(64, 4);
+    let mut hs: Vec<_> = (0..40)
+        .map(|i| pool.insert(i).unwrap().into_handle())
+        .collect();
+    for h in hs.iter().step_by(3) {
+        pool.remove(*h).unwrap();
+    }
+    hs.retain(|h| pool.get(*h).is_some());
+    hs.extend((100..105).map(|i| pool.insert(i).unwrap().into_handle()));
+    (pool, hs)
+}
+
+#[test]
+fn handles_from_iter_work_with_get_get_mut_and_remove() {
+    let mut mem = memory();
+    mem.scope("level", |level| {
+        let (pool, hs) = holey_pool(level);
+        let boxed = pool.insert(999).unwrap();
+        let seen: Vec<_> = pool.iter().collect();
+        assert_eq!(seen.len(), hs.len(), "the boxed object is not visited");
+        let set: HashSet<_> = seen.iter().map(|&(h, _)| h).collect();
+        assert_eq!(set, hs.iter().copied().collect::<HashSet<_>>());
+        for &(h, v) in &seen {
+            assert!(
+                std::ptr::eq(pool.get(h).unwrap(), v),
+                "get finds the same object"
+            );
+        }
+        drop(boxed);
+        let handles: Vec<_> = pool.iter().map(|(h, _)| h).collect();
+        for h in &handles {
+            *pool.get_mut(*h).unwrap() += 1;
+        }
+        for h in handles {
+            let v = *pool.get(h).unwrap();
+            assert_eq!(pool.remove(h), Some(v));
+            assert_eq!(pool.get(h), None, "removed through a handle from iter");
+        }
+        assert_eq!(pool.iter().count(), 0);
+        assert!(pool.is_empty());
+    });
+}
+
+#[test]
+fn values_visits_what_iter_visits_in_slot_order() {
+    let mut mem = memory();
+    mem.scope("level", |level| {
+        let (pool, hs) = holey_pool(level);
+        let boxed = pool.insert(999).unwrap();
+        // The documented order: ascending slot index, whatever the shard.
+        let indices: Vec<_> = pool.iter().map(|(h, _)| h.index()).collect();
+        assert!(indices.windows(2).all(|w| w[0] < w[1]), "{indices:?}");
+        assert_eq!(indices.len(), hs.len());
+        // `values` is `iter` without the handles: the same objects, in the same order.
+        let from_iter: Vec<*const u32> = pool.iter().map(|(_, v)| v as *const u32).collect();
+        let from_values: Vec<*const u32> = pool.values().map(|v| v as *const u32).collect();
+        assert_eq!(from_values, from_iter);
+        assert!(
+            !pool.values().any(|v| *v == 999),
+            "boxed objects are not visited"
+        );
+        let sum: u32 = hs.iter().map(|h| pool.get(*h).unwrap()).sum();
+        assert_eq!(pool.values().sum::<u32>(), sum);
+        drop(boxed);
+        // The mutable forms walk the same order too.
+        let mut_order: Vec<_> = pool.iter_mut().map(|(h, _)| h.index()).collect();
+        assert_eq!(mut_order, indices);
+        assert_eq!(pool.values_mut().count(), hs.len());
+    });
+}
+
+#[test]
+fn changes_through_iter_mut_and_values_mut_stick() {
+    let mut mem = memory();
+    mem.scope("level", |level| {
+        let (pool, hs) = holey_pool(level);
+        let before: Vec<u32> = hs.iter().map(|h| *pool.get(*h).unwrap()).collect();
+        for (h, v) in pool.iter_mut() {
+            *v += h.index() as u32 * 1000;
+        }
+        for (h, b) in hs.iter().zip(&before) {
+            assert_eq!(*pool.get(*h).unwrap(), b + h.index() as u32 * 1000);
+        }
+        for v in pool.values_mut() {
+            *v = v.wrapping_mul(3);
+        }
+        for (h, b) in hs.iter().zip(&before) {
+            assert_eq!(
+                *pool.get(*h).unwrap(),
+                (b + h.index() as u32 * 1000).wrapping_mul(3)
+            );
+        }
+    });
+}
+
 // ----- teardown -----
 
 #[test]

@@ -148,6 +148,7 @@ fn shared_phase(
                 seen.sort_unstable();
                 want.sort_unstable();
                 assert_eq!(seen, want);
+                assert!(pool.values().eq(pool.iter().map(|(_, v)| v)));
             }
             _ => unreachable!(),
         }

@@ -1,9 +1,9 @@
 //! Reaching pooled objects by handle and in bulk: `get`, `get_mut`, `remove`, `retain`,
-//! `iter` and `iter_mut`.
+//! `iter`, `iter_mut`, `values` and `values_mut`.
 //!
-//! This module owns handle-based access. Invariant: shared access (`get`, `iter`) goes
-//! through `&Pool` and hands out `&T`; anything that moves or drops an object (`get_mut`,
-//! `remove`, `retain`, `iter_mut`) needs `&mut Pool`, so the borrow checker keeps readers
+//! This module owns handle-based access. Invariant: shared access (`get`, `iter`,
+//! `values`) goes through `&Pool` and hands out `&T`; anything that moves or drops an
+//! object (`get_mut`, `remove`, `retain`, `iter_mut`, `values_mut`) needs `&mut Pool`, so the borrow checker keeps readers
 //! and writers apart; a handle whose generation no longer matches its slot finds
 //! nothing.
 use core::marker::PhantomData;
@@ -12,7 +12,7 @@ use core::ptr::NonNull;
 use crate::sync::Ordering;
 
 use super::handle::Handle;
-use super::iter::{Iter, IterMut};
+use super::iter::{Iter, IterMut, Values, ValuesMut};
 use super::slots::{POOLED, STATE_MASK};
 use super::Pool;
 impl<'s, T> Pool<'s, T> {
@@ -113,9 +113,11 @@ impl<'s, T> Pool<'s, T> {
         }
     }
 
-    /// Every pooled object with its handle, in slot order. Objects owned by boxes are
-    /// not visited (their boxes have exclusive access). Takes time in proportion to
-    /// the capacity.
+    /// Every pooled object with its handle, in slot order (see
+    /// [Iterating](crate::pool#iterating-pools-and-dense-pools-alike)). Objects owned by
+    /// boxes are not visited (their boxes have exclusive access). Takes time in
+    /// proportion to the capacity. [`values`](Self::values) visits the same objects in
+    /// the same order without the handles.
     ///
     /// Safe while other threads insert and erase; objects they hand to the pool
     /// meanwhile may or may not be seen.
@@ -126,9 +128,14 @@ impl<'s, T> Pool<'s, T> {
     /// memory.scope("level", |level| {
     ///     let pool = level.new_pool::<u32>(8);
     ///     let h = pool.insert(5).unwrap().into_handle();
-    ///     let _boxed = pool.insert(6).unwrap();
+    ///     let boxed = pool.insert(6).unwrap();
     ///     let seen: Vec<_> = pool.iter().collect();
-    ///     assert_eq!(seen, [(h, &5)]);
+    ///     assert_eq!(seen, [(h, &5)]); // the boxed 6 is not visited
+    ///     drop(boxed);
+    ///     // The handles work with `get` and `remove`.
+    ///     let (first, _) = pool.iter().next().unwrap();
+    ///     assert_eq!(pool.get(first), Some(&5));
+    ///     assert_eq!(pool.remove(first), Some(5));
     /// });
     /// ```
     pub fn iter(&self) -> Iter<'_, T> {
@@ -157,6 +164,47 @@ impl<'s, T> Pool<'s, T> {
             core: NonNull::from(&self.core),
             next: 0,
             _borrow: PhantomData,
+        }
+    }
+
+    /// Every pooled object, in slot order: [`iter`](Self::iter) without the handles.
+    /// Objects owned by boxes are not visited.
+    ///
+    /// Safe while other threads insert and erase; objects they hand to the pool
+    /// meanwhile may or may not be seen.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<u32>(8);
+    ///     for i in 1..=3 {
+    ///         pool.insert(i).unwrap().into_handle();
+    ///     }
+    ///     let _boxed = pool.insert(100).unwrap(); // not pooled: not visited
+    ///     assert_eq!(pool.values().sum::<u32>(), 6);
+    /// });
+    /// ```
+    pub fn values(&self) -> Values<'_, T> {
+        Values { inner: self.iter() }
+    }
+
+    /// Every pooled object, mutably, in slot order: [`iter_mut`](Self::iter_mut)
+    /// without the handles.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_pool::<u32>(8);
+    ///     let h = pool.insert(5).unwrap().into_handle();
+    ///     pool.values_mut().for_each(|v| *v += 1);
+    ///     assert_eq!(pool.get(h), Some(&6));
+    /// });
+    /// ```
+    pub fn values_mut(&mut self) -> ValuesMut<'_, T> {
+        ValuesMut {
+            inner: self.iter_mut(),
         }
     }
 }

@@ -1,10 +1,14 @@
-//! Iterators over a pool's pooled objects (those behind handles), for `Pool::iter` and
-//! `Pool::iter_mut`.
+//! Iterators over a pool's pooled objects (those behind handles): with their handles
+//! for `Pool::iter` and `Pool::iter_mut`, alone for `Pool::values` and
+//! `Pool::values_mut`.
 //!
-//! This module owns the two iterators. Invariant: each yields only slots whose stamp
-//! says `POOLED`, each slot at most once, with the handle that names it now; the
-//! mutable one lives under the pool's `&mut` borrow, so its `&mut T`s never alias.
+//! This module owns the four iterators. Invariant: each yields only slots whose stamp
+//! says `POOLED`, each slot at most once, in slot order, with the handle that names it
+//! now; the mutable ones live under the pool's `&mut` borrow, so their `&mut T`s never
+//! alias. The value iterators are the handle iterators with the handle dropped, so the
+//! two kinds visit the same objects in the same order.
 
+use core::iter::FusedIterator;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
@@ -38,6 +42,9 @@ impl<'a, T> Iterator for Iter<'a, T> {
     }
 }
 
+// Past the last slot, `next` stays there.
+impl<T> FusedIterator for Iter<'_, T> {}
+
 /// Mutable iterator over a pool's pooled objects; see [`Pool::iter_mut`](crate::Pool::iter_mut).
 pub struct IterMut<'a, T> {
     pub(super) core: NonNull<Core<T>>,
@@ -70,3 +77,39 @@ impl<'a, T> Iterator for IterMut<'a, T> {
         None
     }
 }
+
+// Past the last slot, `next` stays there.
+impl<T> FusedIterator for IterMut<'_, T> {}
+
+/// Iterator over a pool's pooled objects; see [`Pool::values`](crate::Pool::values).
+pub struct Values<'a, T> {
+    pub(super) inner: Iter<'a, T>,
+}
+
+impl<'a, T> Iterator for Values<'a, T> {
+    type Item = &'a T;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a T> {
+        self.inner.next().map(|(_, value)| value)
+    }
+}
+
+impl<T> FusedIterator for Values<'_, T> {}
+
+/// Mutable iterator over a pool's pooled objects; see
+/// [`Pool::values_mut`](crate::Pool::values_mut).
+pub struct ValuesMut<'a, T> {
+    pub(super) inner: IterMut<'a, T>,
+}
+
+impl<'a, T> Iterator for ValuesMut<'a, T> {
+    type Item = &'a mut T;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a mut T> {
+        self.inner.next().map(|(_, value)| value)
+    }
+}
+
+impl<T> FusedIterator for ValuesMut<'_, T> {}

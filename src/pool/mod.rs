@@ -40,9 +40,10 @@
 //!   Any thread holding `&Pool<T>` may insert, and a box may be dropped on any thread.
 //! - by the pool itself, after [`PoolBox::into_handle`]. A [`Handle`] names it. Pooled
 //!   objects can be read by anyone with `&Pool<T>` ([`get`](Pool::get),
-//!   [`iter`](Pool::iter)), and changed or removed only with `&mut Pool<T>`
-//!   ([`get_mut`](Pool::get_mut), [`remove`](Pool::remove),
-//!   [`iter_mut`](Pool::iter_mut), [`retain`](Pool::retain)): the phase-based style of
+//!   [`iter`](Pool::iter), [`values`](Pool::values)), and changed or removed only with
+//!   `&mut Pool<T>` ([`get_mut`](Pool::get_mut), [`remove`](Pool::remove),
+//!   [`iter_mut`](Pool::iter_mut), [`values_mut`](Pool::values_mut),
+//!   [`retain`](Pool::retain)): the phase-based style of
 //!   an ECS, where systems share the pool during a phase and one owner edits it
 //!   between phases.
 //!
@@ -77,6 +78,47 @@
 //! fn shorten<'a, 's>(p: &'a Pool<'s, &'static str>) -> &'a Pool<'s, &'a str> {
 //!     p // error: lifetime may not live long enough
 //! }
+//! ```
+//!
+//! # Iterating pools and dense pools alike
+//!
+//! Both pool kinds offer the same four iterators, named as in slotmap:
+//!
+//! | method | yields | [`Pool`] | [`DensePool`](crate::DensePool) |
+//! |---|---|---|---|
+//! | `iter()` | `(handle, &T)` | [`Pool::iter`] | [`DensePool::iter`](crate::DensePool::iter) |
+//! | `iter_mut()` | `(handle, &mut T)` | [`Pool::iter_mut`] | [`DensePool::iter_mut`](crate::DensePool::iter_mut) |
+//! | `values()` | `&T` | [`Pool::values`] | [`DensePool::values`](crate::DensePool::values) |
+//! | `values_mut()` | `&mut T` | [`Pool::values_mut`] | [`DensePool::values_mut`](crate::DensePool::values_mut) |
+//! | order | | slot order (ascending index) | roster order (insertion order; a removal moves the last object into the gap) |
+//! | cost | | O(capacity), a stamp test per slot | O(len), no per-slot test; runs from both ends |
+//! | visits | | pooled objects only (not those a [`PoolBox`] holds) | every live object |
+//!
+//! A handle from `iter` works with `get`, `get_mut` and `remove` like any other, and
+//! `values` visits the same objects as `iter`, in the same order. The shared forms take
+//! `&self` (on a [`Pool`], while other threads insert and erase: objects pooled
+//! meanwhile may or may not be seen); the mutable forms take `&mut self`.
+//!
+//! ```
+//! # use scope_stack::LinearAllocator;
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! memory.scope("level", |level| {
+//!     let pool = level.new_pool::<u32>(8);
+//!     let dense = level.new_dense_pool::<u32>(8);
+//!     for i in 1..=3 {
+//!         pool.insert(i).unwrap().into_handle();
+//!         dense.insert(i).unwrap();
+//!     }
+//!     pool.values_mut().for_each(|v| *v *= 10);
+//!     dense.values_mut().for_each(|v| *v *= 10);
+//!     assert_eq!(pool.values().sum::<u32>(), dense.values().sum::<u32>());
+//!     for (h, v) in pool.iter() {
+//!         assert_eq!(pool.get(h), Some(v));
+//!     }
+//!     for (h, v) in dense.iter() {
+//!         assert_eq!(dense.get(h), Some(v));
+//!     }
+//! });
 //! ```
 //!
 //! # Invariants
@@ -245,7 +287,7 @@ use crate::sync::Ordering;
 use free_list::{Head, HEADS_PER_SHARD};
 pub use handle::Handle;
 use handle::{INDEX_BITS, INDEX_MASK};
-pub use iter::{Iter, IterMut};
+pub use iter::{Iter, IterMut, Values, ValuesMut};
 use slots::{Core, Invariant, FREE, STATE_MASK};
 
 pub use crate::limits::{MAX_POOL_CAPACITY, MAX_POOL_SHARDS};
