@@ -142,7 +142,9 @@ fn a_report_reading_a_slot_races_its_unload() {
             // SAFETY: the thread is joined before the scope ends.
             let slots: &'static Slots = unsafe { &*(slots as *const Slots) };
             let level = slots
-                .load_concurrent::<LevelRoot>("level", |s| Level { pool: s.new_pool(2) })
+                .load_concurrent::<LevelRoot>("level", |s| Level {
+                    pool: s.new_pool(2),
+                })
                 .unwrap();
             level.with(|l| l.pool.insert(7).ok().unwrap().into_handle());
             let dropper = thread::spawn(move || drop(level));

@@ -34,7 +34,7 @@ use super::local::LocalScope;
 use super::ConcurrentScope;
 
 impl<'a> LocalScope<'a> {
-    /// Carves a [`Pool`] of `capacity` slots, as [`ScopeStack::new_pool`]. Items must be `Send`: whichever thread closes the scope drops what remains.
+    /// Carves a [`Pool`] of `capacity` slots, as [`ScopeStack::new_pool`](crate::ScopeStack::new_pool). Items must be `Send`: whichever thread closes the scope drops what remains.
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -73,7 +73,7 @@ impl<'a> LocalScope<'a> {
         unsafe { try_new_pool_in(self, capacity, Pool::<T>::default_shards(capacity)) }
     }
 
-    /// Carves a [`Pool`] with `shards` shards, as [`ScopeStack::new_pool_with_shards`].
+    /// Carves a [`Pool`] with `shards` shards, as [`ScopeStack::new_pool_with_shards`](crate::ScopeStack::new_pool_with_shards).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -117,7 +117,7 @@ impl<'a> LocalScope<'a> {
         unsafe { try_new_pool_in(self, capacity, shards) }
     }
 
-    /// Carves a [`DensePool`] of `capacity` slots, as [`ScopeStack::new_dense_pool`].
+    /// Carves a [`DensePool`] of `capacity` slots, as [`ScopeStack::new_dense_pool`](crate::ScopeStack::new_dense_pool).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -156,7 +156,7 @@ impl<'a> LocalScope<'a> {
         unsafe { try_new_dense_pool_in(self, capacity) }
     }
 
-    /// Carves a [`Store`], as [`ScopeStack::new_store`].
+    /// Carves a [`Store`], as [`ScopeStack::new_store`](crate::ScopeStack::new_store).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -200,7 +200,7 @@ impl<'a> LocalScope<'a> {
         unsafe { try_new_store_in(self, max_objects, max_versions) }
     }
 
-    /// Carves [`Slots`], as [`ScopeStack::new_slots`].
+    /// Carves [`Slots`], as [`ScopeStack::new_slots`](crate::ScopeStack::new_slots).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -241,7 +241,7 @@ impl<'a> LocalScope<'a> {
     }
 
     /// Carves a [`Pool`] for items that need no drop, with no `'static` bound, as
-    /// [`ScopeStack::new_pool_pod`](crate::ScopeStack::new_pool_pod) (no `Send` bound
+    /// [`ScopeStack::new_pool_pod`](crate::ScopeStack::new_pool_pod)(crate::ScopeStack::new_pool_pod) (no `Send` bound
     /// either: no item is ever dropped).
     ///
     /// ```
@@ -277,7 +277,7 @@ impl<'a> LocalScope<'a> {
     }
 
     /// Carves a [`DensePool`] for items that need no drop, with no `'static` bound, as
-    /// [`ScopeStack::new_dense_pool_pod`](crate::ScopeStack::new_dense_pool_pod).
+    /// [`ScopeStack::new_dense_pool_pod`](crate::ScopeStack::new_dense_pool_pod)(crate::ScopeStack::new_dense_pool_pod).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -317,7 +317,7 @@ impl<'a> LocalScope<'a> {
 }
 
 impl<'c> ConcurrentScope<'_> {
-    /// Carves a [`Pool`] of `capacity` slots, as [`ScopeStack::new_pool`]. Items must be `Send`: whichever thread closes the scope drops what remains.
+    /// Carves a [`Pool`] of `capacity` slots, as [`ScopeStack::new_pool`](crate::ScopeStack::new_pool). Items must be `Send`: whichever thread closes the scope drops what remains.
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -353,7 +353,7 @@ impl<'c> ConcurrentScope<'_> {
         self.local().try_new_pool(capacity)
     }
 
-    /// Carves a [`Pool`] with `shards` shards, as [`ScopeStack::new_pool_with_shards`].
+    /// Carves a [`Pool`] with `shards` shards, as [`ScopeStack::new_pool_with_shards`](crate::ScopeStack::new_pool_with_shards).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -394,7 +394,7 @@ impl<'c> ConcurrentScope<'_> {
         self.local().try_new_pool_with_shards(capacity, shards)
     }
 
-    /// Carves a [`DensePool`] of `capacity` slots, as [`ScopeStack::new_dense_pool`].
+    /// Carves a [`DensePool`] of `capacity` slots, as [`ScopeStack::new_dense_pool`](crate::ScopeStack::new_dense_pool).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -433,7 +433,7 @@ impl<'c> ConcurrentScope<'_> {
         self.local().try_new_dense_pool(capacity)
     }
 
-    /// Carves a [`Store`], as [`ScopeStack::new_store`].
+    /// Carves a [`Store`], as [`ScopeStack::new_store`](crate::ScopeStack::new_store).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -474,7 +474,7 @@ impl<'c> ConcurrentScope<'_> {
         self.local().try_new_store(max_objects, max_versions)
     }
 
-    /// Carves [`Slots`], as [`ScopeStack::new_slots`].
+    /// Carves [`Slots`], as [`ScopeStack::new_slots`](crate::ScopeStack::new_slots).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
