@@ -4,7 +4,7 @@
 //! (counted when the report was taken), never a reference into the block.
 use alloc::string::String;
 
-/// A pool or store carved from a scope, in a [`ScopeReport`]: a [`Pool`](crate::Pool),
+/// A pool or store carved from a scope, in a [`ScopeReport`](crate::ScopeReport): a [`Pool`](crate::Pool),
 /// a [`DensePool`](crate::DensePool) or a [`Store`](crate::store::Store).
 ///
 /// Every kind links a small record into its scope when it is made, naming only memory
@@ -55,7 +55,7 @@ pub struct PoolReport {
     /// A [`Slots`](crate::Slots) shows as a `"Slots"` row (its name as the type, `len`
     /// slots held of `capacity`), after the pools, owning one `"Slot"` row per slot
     /// (the holder's name or `free` as the type, `len` bytes used of `capacity`, the
-    /// slot's high-water mark in bytes); [`ScopeReport::slots`] has the same as data.
+    /// slot's high-water mark in bytes); [`ScopeReport::slots`](crate::ScopeReport::slots) has the same as data.
     pub kind: &'static str,
     /// The element type without module paths, at every depth:
     /// `Version<[f32; 4]>`, not `scope_stack::store::Version<[f32; 4]>`.
@@ -63,7 +63,7 @@ pub struct PoolReport {
     /// The element type as [`core::any::type_name`] gives it, paths and all.
     pub full_type_name: &'static str,
     /// For a pool that belongs to another row of the same scope (a store's versions
-    /// pool), the index of that row in [`ScopeReport::pools`]. Text and picture show
+    /// pool), the index of that row in [`ScopeReport::pools`](crate::ScopeReport::pools). Text and picture show
     /// such a pool nested under its owner.
     pub owner: Option<usize>,
     /// Live objects (for a store: objects that hold a version). A pool's figure is one
