@@ -655,3 +655,93 @@ fn reports_may_run_while_another_thread_churns_a_dense_pool() {
         assert_eq!(counts(rows(&map, 0, "Store")[0]), (0, rounds, rounds));
     });
 }
+
+scope_stack::slot_root!(struct Cell = for<'s> &'s scope_stack::Pool<'s, u64>);
+scope_stack::slot_root!(struct Unit = for<'s> ());
+
+/// The table of a block with a `Slots` set of three 48 KiB cells (one loaded with
+/// terrain and a pool, one being built on another thread with 40,000 bytes placed, one
+/// free), taken from a concurrent scope with a table for four threads.
+fn slots_and_threads_table() -> String {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("game", |game| {
+        let cells = game.new_slots("cells", 3, 48 * 1024);
+        let _loaded = cells
+            .load::<Cell>("cell 0,0", |s| {
+                s.alloc_raw(6000, 8);
+                &*s.new_pool::<u64>(64)
+            })
+            .unwrap();
+        let (placed, reported) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+        std::thread::scope(|t| {
+            t.spawn(|| {
+                let building = cells.load::<Unit>("cell 0,1", |s| {
+                    s.alloc_raw(40_000, 8);
+                    placed.wait(); // placed, not yet published
+                    reported.wait();
+                });
+                drop(building.unwrap());
+            });
+            placed.wait();
+            let config = scope_stack::ConcurrentConfig::new().threads(4);
+            let text = game.scope_concurrent_with("jobs", config, |jobs| {
+                jobs.local().alloc_raw(100, 8);
+                jobs.report().to_string()
+            });
+            reported.wait();
+            text
+        })
+    })
+}
+
+#[test]
+fn slots_say_whether_they_are_free_used_or_being_built() {
+    let text = slots_and_threads_table();
+    let line = |needle: &str| -> &str {
+        text.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no {needle:?} in\n{text}"))
+    };
+    assert!(line("- Slots cells").contains("2/3 slots held"), "{text}");
+    let loaded = line("- Slot cell 0,0");
+    assert!(loaded.contains(" of 48.0 KiB (high-water "), "{loaded}");
+    assert!(!loaded.contains("used 0 B"), "{loaded}");
+    // Its `used` is published at the end of the build: not known while it runs.
+    let building = line("- Slot cell 0,1");
+    assert!(
+        building.contains("building: bytes used not known until the build ends"),
+        "{building}"
+    );
+    assert!(!building.contains("used 0 B"), "{building}");
+    assert!(line("- Slot free").contains("free (high-water "), "{text}");
+    // What the loaded slot holds is listed under it, one level deeper.
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.contains("- Slot cell 0,0"))
+        .unwrap();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    assert!(
+        lines[at + 1].trim_start().starts_with("- Pool<u64>")
+            && lines[at + 1].contains("len 0/64")
+            && indent(lines[at + 1]) == indent(lines[at]) + 2,
+        "{text}"
+    );
+}
+
+#[test]
+fn a_concurrent_scopes_thread_table_is_not_called_slots() {
+    let text = slots_and_threads_table();
+    let region = text
+        .lines()
+        .find(|l| l.contains(" claimed, "))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(region.contains("chunks for up to 4 threads,"), "{region}");
+    // "slots" is said of a `Slots` set's rows only.
+    for l in text.lines().filter(|l| l.contains("slot")) {
+        assert!(
+            l.contains("- Slot") || l.contains("slots held"),
+            "{l:?} in\n{text}"
+        );
+    }
+}

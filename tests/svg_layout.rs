@@ -1,6 +1,8 @@
 //! The memory map picture is readable: its labels never overlap, nothing lies outside
-//! the picture, a block used 1.6% is drawn zoomed in, type names are short, and a
-//! store's versions pool is listed under its store.
+//! the picture, a block used 1.6% is drawn zoomed in, type names are short, a store's
+//! versions pool is listed under its store, slots are drawn as slots (free ones free,
+//! a used one's used part in proportion), and every colour of the legend means one
+//! thing.
 //!
 //! Set `SCOPE_STACK_SVG_DIR` to a folder to also write the pictures there.
 
@@ -167,7 +169,11 @@ fn legend(l: &SvgLabel) -> f64 {
     let legend = [
         "pool",
         "store",
+        "slot (used part filled)",
+        "slot being built",
         "finalized object",
+        "allocation point",
+        "high-water mark",
         "free",
         "chunk (used part dark)",
     ];
@@ -341,9 +347,9 @@ fn the_legend_shows_each_scope_colour_drawn_and_they_are_distinguishable() {
             "{entry}: {swatch}"
         );
     }
-    // Scope colours differ from each other, from the store's pale fill and from the
+    // Scope colours differ from each other, from the store's yellow and from the
     // free grey by a clear margin (sum of channel differences).
-    let store = "#fff3c4";
+    let store = "#ffe58a";
     let free = "#e6e6e6";
     let mut colours: Vec<&str> = drawn.iter().map(String::as_str).collect();
     colours.dedup();
@@ -391,4 +397,186 @@ fn the_allocation_point_and_a_higher_high_water_mark_get_a_row_each() {
         );
         assert!(layout.labels.iter().any(|l| l.text == "zoom: 0 to 112 KiB"));
     });
+}
+
+scope_stack::slot_root!(struct Cell = for<'s> &'s scope_stack::Pool<'s, u64>);
+scope_stack::slot_root!(struct Unit = for<'s> ());
+
+/// A block with a `Slots` set of three 48 KiB cells: one loaded with terrain and a
+/// pool, one being built on another thread while the map is taken, one free.
+fn slots_scene() -> MemoryMap {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("game", |game| {
+        game.alloc_raw(4000, 8);
+        let cells = game.new_slots("cells", 3, 48 * 1024);
+        let _loaded = cells
+            .load::<Cell>("cell 0,0", |s| {
+                s.alloc_raw(20_000, 8);
+                &*s.new_pool::<u64>(64)
+            })
+            .unwrap();
+        let (placed, reported) = (std::sync::Barrier::new(2), std::sync::Barrier::new(2));
+        std::thread::scope(|t| {
+            t.spawn(|| {
+                let building = cells.load::<Unit>("cell 0,1", |s| {
+                    s.alloc_raw(40_000, 8);
+                    placed.wait();
+                    reported.wait();
+                });
+                drop(building.unwrap());
+            });
+            placed.wait();
+            let map = game.report();
+            reported.wait();
+            map
+        })
+    })
+}
+
+/// Every number in attribute `name` of an element's text.
+fn attribute(element: &str, name: &str) -> Option<String> {
+    let key = format!(" {name}=\"");
+    let rest = &element[element.find(&key)? + key.len()..];
+    Some(rest[..rest.find('"').unwrap()].to_string())
+}
+
+/// The elements `<rect class="CLASS" ...>` of the picture, as their attribute text.
+fn elements<'s>(svg: &'s str, class: &str) -> Vec<&'s str> {
+    let key = format!("<rect class=\"{class}\"");
+    svg.match_indices(&key)
+        .map(|(at, _)| {
+            let rest = &svg[at..];
+            &rest[..rest.find('>').unwrap()]
+        })
+        .collect()
+}
+
+/// Each legend entry's text and the colour (or pattern) of its swatch's key element.
+fn legend_keys(svg: &str) -> Vec<(String, String)> {
+    svg.match_indices(" class=\"key\"")
+        .map(|(at, _)| {
+            let rest = &svg[at..];
+            let key = &rest[..rest.find('>').unwrap()];
+            let colour = attribute(key, "fill")
+                .filter(|f| f != "none")
+                .or_else(|| attribute(key, "stroke"))
+                .unwrap();
+            let text = &rest[rest.find("<text ").unwrap()..];
+            let text = &text[text.find('>').unwrap() + 1..text.find("</text>").unwrap()];
+            (text.to_string(), colour)
+        })
+        .collect()
+}
+
+fn number(element: &str, name: &str) -> f64 {
+    attribute(element, name).unwrap().parse().unwrap()
+}
+
+#[test]
+fn slots_are_drawn_free_used_or_being_built() {
+    let map = slots_scene();
+    let layout = assert_readable(&map, "slots");
+    let svg = map.to_svg();
+    let set = &map.scopes[0].slots[0];
+    let keys = legend_keys(&svg);
+    let key = |text: &str| {
+        keys.iter()
+            .find(|(t, _)| t == text)
+            .map(|(_, c)| c.clone())
+            .unwrap_or_else(|| panic!("no legend entry {text:?} in {keys:?}"))
+    };
+    // One box per slot, in order; the used part of each loaded slot drawn over it in
+    // the slots' own colour, from the slot's start and in proportion to its bytes.
+    let slots = elements(&svg, "slot");
+    let used = elements(&svg, "slot-used");
+    assert_eq!((slots.len(), used.len()), (3, 1), "{svg}");
+    let slot_colour = key("slot (used part filled)");
+    assert_eq!(attribute(used[0], "fill").unwrap(), slot_colour);
+    assert_eq!(number(used[0], "x"), number(slots[0], "x"));
+    let share = number(used[0], "width") / number(slots[0], "width");
+    let bytes = set.slots[0].used as f64 / set.bytes_each as f64;
+    assert!(set.slots[0].used >= 20_000, "{:?}", set.slots[0]);
+    assert!((share - bytes).abs() < 0.01, "{share} drawn for {bytes}");
+    // The free slot is drawn free, and nothing is drawn used in it.
+    assert_eq!(set.slots[2].state, scope_stack::SlotState::Free);
+    assert_eq!(attribute(slots[2], "fill").unwrap(), key("free"));
+    let free_x = number(slots[2], "x");
+    assert!(used.iter().all(|u| number(u, "x") != free_x));
+    // The slot being built: its own pattern and legend entry, and its row says so.
+    assert_eq!(set.slots[1].state, scope_stack::SlotState::Building);
+    assert_eq!(
+        attribute(slots[1], "fill").unwrap(),
+        key("slot being built")
+    );
+    let rows = rows(&layout);
+    assert!(
+        rows.iter().any(|r| r.trim_start()
+            == "Slot cell 0,1: building, bytes used not known until the build ends"),
+        "{rows:?}"
+    );
+    assert!(
+        rows.iter()
+            .any(|r| r.trim_start().starts_with("Slot cell 0,0: ")
+                && r.ends_with(" of 48.0 KiB used"))
+    );
+    assert!(rows.iter().any(|r| r.trim_start() == "Slot free, 48.0 KiB"));
+    // Slots are not drawn as pools or stores: the one pool drawn is the one the loaded
+    // cell holds, inside its slot and below the slot's top, with a row under the slot's.
+    let pools = elements(&svg, "pool");
+    assert_eq!(pools.len(), 1, "{svg}");
+    let (x, w) = (number(pools[0], "x"), number(pools[0], "width"));
+    let (sx, sw) = (number(slots[0], "x"), number(slots[0], "width"));
+    assert!(x >= sx && x + w <= sx + sw + 0.01, "{x} {w} in {sx} {sw}");
+    assert!(number(pools[0], "y") > number(slots[0], "y"));
+    let cell = rows
+        .iter()
+        .position(|r| r.trim_start().starts_with("Slot cell 0,0: "))
+        .unwrap();
+    assert!(
+        rows[cell + 1].starts_with("      Pool<u64> 0/64, "),
+        "{rows:?}"
+    );
+}
+
+#[test]
+fn every_legend_colour_means_one_thing() {
+    for (map, name) in [
+        (slots_scene(), "slots"),
+        (scene(1 << 20, 0, true), "concurrent"),
+        (scene(512 * 1024, 1024, false), "legend"),
+    ] {
+        let svg = map.to_svg();
+        let layout = assert_readable(&map, name);
+        let keys = legend_keys(&svg);
+        let entries = layout.labels.iter().filter(|l| legend(l) > 0.0).count();
+        assert_eq!(keys.len(), entries, "{name}: {keys:?}");
+        for (i, (a, ca)) in keys.iter().enumerate() {
+            for (b, cb) in &keys[i + 1..] {
+                assert_ne!(ca, cb, "{name}: {a:?} and {b:?} share a colour");
+                if ca.starts_with('#') && cb.starts_with('#') {
+                    let d: i32 = (0..3).map(|k| (rgb(ca)[k] - rgb(cb)[k]).abs()).sum();
+                    assert!(d >= 80, "{name}: {a:?} {ca} and {b:?} {cb} are too close");
+                }
+            }
+        }
+        // The markers: finalizers red, the allocation point in a colour of its own.
+        let marker = |class: &str| {
+            let at = svg.find(&format!("<line class=\"{class}\"")).unwrap();
+            attribute(&svg[at..at + svg[at..].find('>').unwrap()], "stroke").unwrap()
+        };
+        assert_eq!(
+            marker("allocation-point"),
+            keys.iter().find(|k| k.0 == "allocation point").unwrap().1
+        );
+        assert_eq!(
+            marker("high-water"),
+            keys.iter().find(|k| k.0 == "high-water mark").unwrap().1
+        );
+        if svg.contains("<line class=\"finalizer\"") {
+            assert_eq!(
+                marker("finalizer"),
+                keys.iter().find(|k| k.0 == "finalized object").unwrap().1
+            );
+        }
+    }
 }

@@ -36,7 +36,10 @@ use crate::scope::info::ScopeInfo;
 #[non_exhaustive]
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub struct ConcurrentReport {
-    /// Per-thread slots (thread indices below this bump without atomics).
+    /// Entries of the scope's per-thread table: threads whose index is below this
+    /// claim chunks of their own and bump without atomics; the others allocate
+    /// straight from the region (see [`direct_bytes`](Self::direct_bytes)). The text
+    /// report prints it as `chunks for up to N threads`.
     pub threads: usize,
     /// Bytes a thread claims at a time.
     pub chunk_size: usize,

@@ -1,9 +1,11 @@
 //! Where the memory map picture puts things: its size, its bands, and a box for every
 //! piece of text it draws.
 //!
-//! The picture has a column of labels on the left, one row per scope, pool and marker
-//! in tree order (a scope, its pools with a store's versions pool under the store, then
-//! its child scope), and the band of the block on the right. When the used part of the
+//! The picture has a column of labels on the left, one row per scope, chunk, container,
+//! slot and marker in tree order (a scope, its chunks if it is concurrent, its pools
+//! with a store's versions pool under the store, its `Slots` sets with each slot under
+//! its set and what the slot holds under the slot, then its child scope), and the band
+//! of the block on the right. When the used part of the
 //! block is small (under half), the band shows only that part, with a thin band of the
 //! whole block above it and lines that mark the zoomed range. Each row has a leader line
 //! from the end of its text, right along its own row and up to the band at the item's
@@ -20,7 +22,10 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write as _;
 
+use super::concurrent::ConcurrentReport;
 use super::map::{percent, Bytes, MemoryMap};
+use super::slots::SlotState;
+use super::tree::{containers, Item, RowItem, SLOT, SLOTS};
 
 /// Width of one character, as a fraction of the font size (monospace).
 pub(super) const CHAR_WIDTH: f64 = 0.6;
@@ -72,11 +77,14 @@ pub(super) enum RowKind {
     Pool,
     /// A chunk of a concurrent scope: its owner thread and used bytes.
     Chunk,
+    /// A slot of a `Slots` set.
+    Slot,
     AllocationPoint,
     HighWater,
 }
 
-/// A legend swatch.
+/// A legend swatch: one per thing the picture draws, each in a colour or pattern of
+/// its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Swatch {
     /// A scope of this depth (the band colours scopes by depth).
@@ -85,7 +93,13 @@ pub(super) enum Swatch {
     Chunk,
     Pool,
     Store,
+    /// A slot of a `Slots` set: the used part filled, the rest free.
+    Slot,
+    /// A slot whose root is being built: its bytes are not known yet.
+    Building,
     Finalizer,
+    AllocationPoint,
+    HighWater,
     Free,
 }
 
@@ -221,6 +235,67 @@ struct Row {
     range: (usize, usize),
 }
 
+fn indent(n: usize) -> String {
+    "  ".repeat(n)
+}
+
+/// One row per chunk of a concurrent region, as the text report has, in the order they
+/// lie on the band (so their leaders do not cross).
+fn chunk_rows(rows: &mut Vec<Row>, c: &ConcurrentReport, at: usize) {
+    let mut chunks: Vec<_> = c.chunks.iter().collect();
+    chunks.sort_by_key(|ch| ch.offset);
+    for ch in chunks {
+        rows.push(Row {
+            text: alloc::format!(
+                "{}chunk of thread {}: {} of {} used",
+                indent(at),
+                ch.thread,
+                Bytes(ch.used),
+                Bytes(ch.bytes)
+            ),
+            kind: RowKind::Chunk,
+            range: (ch.offset, ch.offset.saturating_add(ch.bytes)),
+        });
+    }
+}
+
+/// The label of a container's row (without its indent).
+fn row_text(r: &RowItem<'_>) -> String {
+    let p = r.row;
+    match (&r.slot, p.kind) {
+        (Some(v), _) => {
+            let what = match v.state {
+                SlotState::Free => alloc::format!("free, {}", Bytes(v.capacity)),
+                SlotState::Building => {
+                    String::from("building, bytes used not known until the build ends")
+                }
+                SlotState::Loaded => {
+                    alloc::format!("{} of {} used", Bytes(v.used), Bytes(v.capacity))
+                }
+            };
+            if v.state == SlotState::Free && v.name == "free" {
+                alloc::format!("{SLOT} {what}")
+            } else {
+                alloc::format!("{SLOT} {}: {what}", v.name)
+            }
+        }
+        (None, SLOTS) => alloc::format!(
+            "{SLOTS} {}: {}/{} held, {}",
+            p.type_name,
+            p.len,
+            p.capacity,
+            Bytes(p.bytes)
+        ),
+        (None, kind) => alloc::format!(
+            "{kind}<{}> {}/{}, {}",
+            p.type_name,
+            p.len,
+            p.capacity,
+            Bytes(p.bytes)
+        ),
+    }
+}
+
 impl MemoryMap {
     /// The rows of the label column, in tree order.
     fn rows(&self) -> Vec<Row> {
@@ -249,39 +324,25 @@ impl MemoryMap {
                 range: (s.start, s.start.saturating_add(s.own_bytes)),
             });
             if let Some(c) = &s.concurrent {
-                // One row per chunk, as the text report has, in the order they lie on
-                // the band (so their leaders do not cross).
-                let mut chunks: Vec<_> = c.chunks.iter().collect();
-                chunks.sort_by_key(|ch| ch.offset);
-                for ch in chunks {
-                    rows.push(Row {
-                        text: alloc::format!(
-                            "{}chunk of thread {}: {} of {} used",
-                            indent(depth + 1),
-                            ch.thread,
-                            Bytes(ch.used),
-                            Bytes(ch.bytes)
-                        ),
-                        kind: RowKind::Chunk,
-                        range: (ch.offset, ch.offset.saturating_add(ch.bytes)),
-                    });
-                }
+                chunk_rows(&mut rows, c, depth + 1);
             }
-            for (p, level) in s.pool_tree() {
-                let text = alloc::format!(
-                    "{}{}<{}> {}/{}, {}",
-                    indent(depth + 1 + level),
-                    p.kind,
-                    p.type_name,
-                    p.len,
-                    p.capacity,
-                    Bytes(p.bytes)
-                );
-                rows.push(Row {
-                    text,
-                    kind: RowKind::Pool,
-                    range: self.drawn_range(s, p),
-                });
+            for item in containers(s) {
+                match item {
+                    Item::Row(r) => rows.push(Row {
+                        text: indent(depth + 1 + r.depth) + &row_text(&r),
+                        kind: if r.slot.is_some() {
+                            RowKind::Slot
+                        } else {
+                            RowKind::Pool
+                        },
+                        range: r.range,
+                    }),
+                    Item::Concurrent {
+                        report, depth: d, ..
+                    } => {
+                        chunk_rows(&mut rows, report, depth + 1 + d);
+                    }
+                }
             }
         }
         let used = alloc::format!("{}", Bytes(self.used));
@@ -304,24 +365,6 @@ impl MemoryMap {
             });
         }
         rows
-    }
-
-    /// The bytes a pool row is drawn over: its own, and for an owner (a store) those of
-    /// every row it owns too.
-    pub(super) fn drawn_range(
-        &self,
-        scope: &super::map::ScopeReport,
-        pool: &super::pool_row::PoolReport,
-    ) -> (usize, usize) {
-        let own = (pool.offset, pool.offset.saturating_add(pool.bytes));
-        let index = scope.pools.iter().position(|p| core::ptr::eq(p, pool));
-        scope
-            .pools
-            .iter()
-            .filter(|p| index.is_some() && p.owner == index)
-            .fold(own, |(a, b), p| {
-                (a.min(p.offset), b.max(p.offset.saturating_add(p.bytes)))
-            })
     }
 
     /// Where the picture of this map puts its bands and every piece of text: the boxes
@@ -475,20 +518,47 @@ impl MemoryMap {
             .map(|s| s.depth)
             .max()
             .map_or(0, |d| d + 1);
-        let mut entries: Vec<(String, Swatch)> = (0..depths.min(SCOPE_DEPTH_COLOURS as u32))
-            .map(|d| (alloc::format!("scope, depth {d}"), Swatch::Scope(d as u8)))
+        let mut entries: Vec<(&str, Swatch)> = Vec::new();
+        let scope_entries: Vec<String> = (0..depths.min(SCOPE_DEPTH_COLOURS as u32))
+            .map(|d| alloc::format!("scope, depth {d}"))
             .collect();
-        if self.scopes.iter().any(|s| s.concurrent.is_some()) {
-            entries.push((String::from("chunk (used part dark)"), Swatch::Chunk));
+        for (d, text) in scope_entries.iter().enumerate() {
+            entries.push((text, Swatch::Scope(d as u8)));
+        }
+        // Chunks and slots get an entry when the picture draws some.
+        let drawn: Vec<Item<'_>> = self.scopes.iter().flat_map(containers).collect();
+        let slot_in = |state: Option<SlotState>| {
+            drawn.iter().any(|i| match i {
+                Item::Row(r) => r.slot.is_some_and(|v| state.is_none_or(|s| v.state == s)),
+                Item::Concurrent { .. } => false,
+            })
+        };
+        let chunks = self.scopes.iter().any(|s| s.concurrent.is_some())
+            || drawn.iter().any(|i| matches!(i, Item::Concurrent { .. }));
+        if chunks {
+            entries.push(("chunk (used part dark)", Swatch::Chunk));
+        }
+        entries.extend([("pool", Swatch::Pool), ("store", Swatch::Store)]);
+        if slot_in(None) {
+            entries.push(("slot (used part filled)", Swatch::Slot));
+        }
+        if slot_in(Some(SlotState::Building)) {
+            entries.push(("slot being built", Swatch::Building));
         }
         entries.extend([
-            (String::from("pool"), Swatch::Pool),
-            (String::from("store"), Swatch::Store),
-            (String::from("finalized object"), Swatch::Finalizer),
-            (String::from("free"), Swatch::Free),
+            ("finalized object", Swatch::Finalizer),
+            ("allocation point", Swatch::AllocationPoint),
+            ("high-water mark", Swatch::HighWater),
+            ("free", Swatch::Free),
         ]);
         for (text, swatch) in entries {
-            let mut l = label(text, x, y, ROW_FONT - 1.0, Role::Legend(swatch));
+            let mut l = label(
+                String::from(text),
+                x,
+                y,
+                ROW_FONT - 1.0,
+                Role::Legend(swatch),
+            );
             l.width += 16.0;
             if l.x + l.width > width - MARGIN {
                 y += ROW_STEP;

@@ -6,11 +6,12 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::fmt::{self, Write as _};
+use core::fmt;
 
 use super::concurrent::ConcurrentReport;
 use super::pool_row::PoolReport;
-use super::slots::SlotsReport;
+use super::slots::{SlotState, SlotsReport};
+use super::tree::{containers, Item, RowItem, SlotView, SLOT, SLOTS};
 
 /// A snapshot of a block: its totals and every live scope, outermost first.
 ///
@@ -89,45 +90,9 @@ pub struct ScopeReport {
     pub concurrent: Option<ConcurrentReport>,
     /// The [`Slots`](crate::Slots) carved from this scope, in the order made. Each
     /// also shows in [`pools`](Self::pools), as a `"Slots"` row that owns one `"Slot"`
-    /// row per slot, so text and picture draw them.
+    /// row per slot; text and picture draw each slot from its report here (its state,
+    /// used bytes, and what it holds, listed under it).
     pub slots: Vec<SlotsReport>,
-}
-
-impl ScopeReport {
-    /// The scope's pools in the order text and picture list them: each row that no
-    /// other row owns, in the order made, followed by the rows it owns (one level
-    /// deeper, and so on). Every row appears once, with its nesting level.
-    pub(crate) fn pool_tree(&self) -> Vec<(&PoolReport, usize)> {
-        let mut out = Vec::with_capacity(self.pools.len());
-        let mut listed = alloc::vec![false; self.pools.len()];
-        // A row whose owner is missing (or itself) counts as a top-level row.
-        let top =
-            |i: usize, p: &PoolReport| p.owner.is_none_or(|o| o == i || o >= self.pools.len());
-        let mut stack: Vec<(usize, usize)> = Vec::new();
-        for (i, p) in self.pools.iter().enumerate() {
-            if !top(i, p) {
-                continue;
-            }
-            stack.push((i, 0));
-            while let Some((at, level)) = stack.pop() {
-                if core::mem::replace(&mut listed[at], true) {
-                    continue;
-                }
-                out.push((&self.pools[at], level));
-                let children = self.pools.iter().enumerate().rev();
-                for (j, _) in children.filter(|&(j, c)| c.owner == Some(at) && j != at) {
-                    stack.push((j, level + 1));
-                }
-            }
-        }
-        // Rows in an ownership circle (a map edited by hand) still show, at the top.
-        for (i, p) in self.pools.iter().enumerate() {
-            if !listed[i] {
-                out.push((p, 0));
-            }
-        }
-        out
-    }
 }
 
 /// `n` bytes in a short human form: `512 B`, `1.5 KiB`, `12.0 MiB`.
@@ -190,6 +155,127 @@ impl MemoryMap {
     }
 }
 
+/// `2 * n` spaces.
+fn indent(n: usize) -> String {
+    "  ".repeat(n)
+}
+
+/// A line of the table under a scope's row.
+enum Line {
+    /// A container, slot or chunk: its label (indented), offset, bytes, and the rest.
+    Cols {
+        label: String,
+        offset: usize,
+        bytes: usize,
+        detail: String,
+    },
+    /// A concurrent region's summary, indented.
+    Note(String),
+}
+
+/// What a concurrent region holds, in words: its per-thread table is counted in
+/// threads (a `Slots` set's rows are the only slots in a map).
+pub(super) fn region_summary(c: &ConcurrentReport) -> String {
+    alloc::format!(
+        "{} chunks for up to {} thread{}, {} of {} claimed, {} direct",
+        Bytes(c.chunk_size),
+        c.threads,
+        if c.threads == 1 { "" } else { "s" },
+        Bytes(c.claimed_bytes),
+        Bytes(c.region_bytes),
+        Bytes(c.direct_bytes),
+    )
+}
+
+/// What a slot's row says after its bytes.
+fn slot_detail(v: &SlotView<'_>) -> String {
+    match v.state {
+        SlotState::Free => alloc::format!("free (high-water {})", Bytes(v.high_water)),
+        SlotState::Building => alloc::format!(
+            "building: bytes used not known until the build ends (high-water {})",
+            Bytes(v.high_water)
+        ),
+        SlotState::Loaded => alloc::format!(
+            "used {} of {} (high-water {})",
+            Bytes(v.used),
+            Bytes(v.capacity),
+            Bytes(v.high_water)
+        ),
+    }
+}
+
+/// A concurrent region's summary and a line per chunk, at indent `at`.
+fn region_lines(out: &mut Vec<Line>, c: &ConcurrentReport, at: usize) {
+    out.push(Line::Note(alloc::format!(
+        "{}{}",
+        indent(at),
+        region_summary(c)
+    )));
+    for ch in &c.chunks {
+        out.push(Line::Cols {
+            label: alloc::format!("{}- chunk of thread {}", indent(at), ch.thread),
+            offset: ch.offset,
+            bytes: ch.bytes,
+            detail: alloc::format!(
+                "used {} ({} {})",
+                Bytes(ch.used),
+                Bytes(ch.tail),
+                if ch.current { "free" } else { "wasted" }
+            ),
+        });
+    }
+}
+
+/// The line of a container's row, at indent `at`.
+fn row_line(r: &RowItem<'_>, at: usize) -> Line {
+    let p = r.row;
+    let (label, detail) = match (&r.slot, p.kind) {
+        (Some(v), _) => (alloc::format!("- {SLOT} {}", v.name), slot_detail(v)),
+        (None, SLOTS) => (
+            alloc::format!("- {SLOTS} {}", p.type_name),
+            alloc::format!(
+                "{}/{} slots held (high-water {})",
+                p.len,
+                p.capacity,
+                p.high_water_len
+            ),
+        ),
+        (None, kind) => (
+            alloc::format!("- {kind}<{}>", p.type_name),
+            alloc::format!(
+                "len {}/{} (high-water {}{})",
+                p.len,
+                p.capacity,
+                if p.high_water_exact { "" } else { "≤ " },
+                p.high_water_len
+            ),
+        ),
+    };
+    Line::Cols {
+        label: indent(at) + &label,
+        offset: p.offset,
+        bytes: p.bytes,
+        detail,
+    }
+}
+
+/// The lines under a scope's row: its region if it is concurrent, then its containers
+/// in tree order, with each slot's region and contents under the slot.
+fn lines(s: &ScopeReport) -> Vec<Line> {
+    let base = s.depth as usize + 1;
+    let mut out = Vec::new();
+    if let Some(c) = &s.concurrent {
+        region_lines(&mut out, c, base);
+    }
+    for item in containers(s) {
+        match item {
+            Item::Row(r) => out.push(row_line(&r, base + r.depth)),
+            Item::Concurrent { report, depth, .. } => region_lines(&mut out, report, base + depth),
+        }
+    }
+    out
+}
+
 impl fmt::Display for MemoryMap {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
@@ -204,14 +290,14 @@ impl fmt::Display for MemoryMap {
         if self.scopes.is_empty() {
             return writeln!(f, "  (no live scopes)");
         }
+        let below: Vec<Vec<Line>> = self.scopes.iter().map(lines).collect();
         let name_width = self
             .scopes
             .iter()
             .map(|s| s.name.chars().count() + 2 * s.depth as usize)
-            .chain(self.scopes.iter().flat_map(|s| {
-                s.pool_tree().into_iter().map(move |(p, level)| {
-                    p.kind.len() + p.type_name.chars().count() + 6 + 2 * (s.depth as usize + level)
-                })
+            .chain(below.iter().flatten().map(|l| match l {
+                Line::Cols { label, .. } => label.chars().count(),
+                Line::Note(_) => 0,
             }))
             .max()
             .unwrap_or(5)
@@ -227,12 +313,8 @@ impl fmt::Display for MemoryMap {
             "budget",
             nw = name_width
         )?;
-        for s in &self.scopes {
-            let mut label = String::new();
-            for _ in 0..s.depth {
-                label.push_str("  ");
-            }
-            label.push_str(&s.name);
+        for (s, below) in self.scopes.iter().zip(&below) {
+            let label = indent(s.depth as usize) + &s.name;
             let budget = match s.budget {
                 Some(b) => alloc::format!("{}", Bytes(b)),
                 None => String::from("-"),
@@ -249,82 +331,24 @@ impl fmt::Display for MemoryMap {
                 self.bar(s.start, s.own_bytes, s.inclusive_bytes),
                 nw = name_width
             )?;
-            if let Some(c) = &s.concurrent {
-                let mut clabel = String::new();
-                for _ in 0..=s.depth {
-                    clabel.push_str("  ");
-                }
-                writeln!(
-                    f,
-                    "  {}{} slots, {} chunks, {} of {} claimed, {} direct",
-                    clabel,
-                    c.threads,
-                    Bytes(c.chunk_size),
-                    Bytes(c.claimed_bytes),
-                    Bytes(c.region_bytes),
-                    Bytes(c.direct_bytes),
-                )?;
-                for ch in &c.chunks {
-                    let label = alloc::format!("{clabel}- chunk of thread {}", ch.thread);
-                    writeln!(
-                        f,
-                        "  {:<nw$}  {:>10}  {:>10}  used {} ({} {})",
+            for line in below {
+                match line {
+                    Line::Note(text) => writeln!(f, "  {text}")?,
+                    Line::Cols {
                         label,
-                        ch.offset,
-                        Bytes(ch.bytes),
-                        Bytes(ch.used),
-                        Bytes(ch.tail),
-                        if ch.current { "free" } else { "wasted" },
+                        offset,
+                        bytes,
+                        detail,
+                    } => writeln!(
+                        f,
+                        "  {:<nw$}  {:>10}  {:>10}  {}",
+                        label,
+                        offset,
+                        Bytes(*bytes),
+                        detail,
                         nw = name_width
-                    )?;
+                    )?,
                 }
-            }
-            for (p, level) in s.pool_tree() {
-                let mut plabel = String::new();
-                for _ in 0..=(s.depth as usize + level) {
-                    plabel.push_str("  ");
-                }
-                if p.kind == "Slots" || p.kind == "Slot" {
-                    let _ = write!(plabel, "- {} {}", p.kind, p.type_name);
-                    if p.kind == "Slots" {
-                        writeln!(
-                            f,
-                            "  {:<nw$}  {:>10}  {:>10}  {}/{} slots held (high-water {})",
-                            plabel,
-                            p.offset,
-                            Bytes(p.bytes),
-                            p.len,
-                            p.capacity,
-                            p.high_water_len,
-                            nw = name_width
-                        )?;
-                    } else {
-                        writeln!(
-                            f,
-                            "  {:<nw$}  {:>10}  {:>10}  used {} (high-water {})",
-                            plabel,
-                            p.offset,
-                            Bytes(p.bytes),
-                            Bytes(p.len),
-                            Bytes(p.high_water_len),
-                            nw = name_width
-                        )?;
-                    }
-                    continue;
-                }
-                let _ = write!(plabel, "- {}<{}>", p.kind, p.type_name);
-                writeln!(
-                    f,
-                    "  {:<nw$}  {:>10}  {:>10}  len {}/{} (high-water {}{})",
-                    plabel,
-                    p.offset,
-                    Bytes(p.bytes),
-                    p.len,
-                    p.capacity,
-                    if p.high_water_exact { "" } else { "≤ " },
-                    p.high_water_len,
-                    nw = name_width
-                )?;
             }
         }
         Ok(())

@@ -12,8 +12,11 @@ mod concurrent;
 mod layout;
 mod map;
 mod pool_row;
+#[cfg(test)]
+mod render_tests;
 mod slots;
 mod svg;
+mod tree;
 mod type_name;
 
 use alloc::vec::Vec;
@@ -32,6 +35,7 @@ pub use layout::{SvgLabel, SvgLayout};
 pub use map::{MemoryMap, ScopeReport};
 pub use pool_row::PoolReport;
 pub use slots::{SlotReport, SlotState, SlotsReport};
+use tree::{SLOT, SLOTS};
 use type_name::short_type_name;
 
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
@@ -141,13 +145,13 @@ pub(crate) fn pool_rows(info: &ScopeInfo, capacity: usize, block_start: usize) -
 
 /// The pool-style rows of a `Slots`: one for the set (`kind` `"Slots"`, `len` slots
 /// held of `capacity`) and, owned by it, one per slot (`kind` `"Slot"`, `len` bytes
-/// used of `capacity` bytes, the holder's name or `free` as the type), so the text and
-/// the picture draw the slots nested in their set. `first` is the index the set's row
-/// will have.
+/// used of `capacity` bytes, the holder's name as the type, or the state when it has
+/// none: `free`, `building`, `loaded`), so the text and the picture draw the slots
+/// nested in their set. `first` is the index the set's row will have.
 fn slot_pool_rows(report: &SlotsReport, first: usize) -> Vec<PoolReport> {
     let mut rows = Vec::with_capacity(report.count + 1);
     rows.push(PoolReport {
-        kind: "Slots",
+        kind: SLOTS,
         type_name: report.name.clone(),
         full_type_name: "scope_stack::Slots",
         owner: None,
@@ -162,10 +166,11 @@ fn slot_pool_rows(report: &SlotsReport, first: usize) -> Vec<PoolReport> {
         let type_name = match (&slot.holder, slot.state) {
             (Some(name), _) => name.clone(),
             (None, SlotState::Free) => String::from("free"),
-            (None, _) => String::from("building"),
+            (None, SlotState::Building) => String::from("building"),
+            (None, SlotState::Loaded) => String::from("loaded"),
         };
         rows.push(PoolReport {
-            kind: "Slot",
+            kind: SLOT,
             type_name,
             full_type_name: "scope_stack::Slots",
             owner: Some(first),

@@ -54,8 +54,11 @@ pub struct PoolReport {
     ///
     /// A [`Slots`](crate::Slots) shows as a `"Slots"` row (its name as the type, `len`
     /// slots held of `capacity`), after the pools, owning one `"Slot"` row per slot
-    /// (the holder's name or `free` as the type, `len` bytes used of `capacity`, the
-    /// slot's high-water mark in bytes); [`ScopeReport::slots`](crate::ScopeReport::slots) has the same as data.
+    /// (the holder's name as the type, or `free`, `building` or `loaded` when it has
+    /// none; `len` bytes used of `capacity`, the slot's high-water mark in bytes);
+    /// [`ScopeReport::slots`](crate::ScopeReport::slots) has the same as data, with
+    /// each slot's state and contents, which the text and the picture show under the
+    /// slot.
     pub kind: &'static str,
     /// The element type without module paths, at every depth:
     /// `Version<[f32; 4]>`, not `scope_stack::store::Version<[f32; 4]>`.

@@ -10,24 +10,38 @@
 use alloc::string::String;
 use core::fmt::Write as _;
 
+use super::concurrent::ConcurrentReport;
 use super::layout::{
     Band, Role, RowKind, SvgLabel, SvgLayout, Swatch, CHAR_WIDTH, FONT_FAMILY, SCOPE_DEPTH_COLOURS,
 };
 use super::map::{MemoryMap, ScopeReport};
+use super::slots::SlotState;
+use super::tree::{containers, Item, RowItem, SlotView, SLOTS};
+
+// Each colour (or pattern) means one thing, and the legend names it.
 
 /// Fill colours for scopes by depth (cycled): mid-tone blue, green, pink, violet, teal
-/// and amber, none of them near the store's pale yellow or the free grey, and the
-/// first four well apart from each other. The legend shows one entry per depth drawn.
+/// and amber, none of them near the store's yellow, the slots' brown or the free
+/// grey, and the first four well apart from each other. The legend shows one entry per
+/// depth drawn.
 const SCOPE_COLOURS: [&str; SCOPE_DEPTH_COLOURS] = [
     "#7fb0e0", "#8fd18a", "#f08fb8", "#a07cd0", "#4fc0a8", "#e8a040",
 ];
+/// Free bytes: the block past the allocation point, and the unused part of a slot.
 const FREE: &str = "#e6e6e6";
-/// A store: pale yellow with a dark golden outline.
-const STORE: &str = "#fff3c4";
+/// A store: yellow with a dark golden outline (a clear yellow, apart from the free grey).
+const STORE: &str = "#ffe58a";
 const STORE_EDGE: &str = "#9a7b00";
+/// A slot's used part: brown, with a dark brown outline around each slot and its set.
+const SLOT: &str = "#a87c5a";
+const SLOT_EDGE: &str = "#5c3d24";
 /// A chunk's used part (over the scope's colour).
 const CHUNK_USED: &str = "#2c3e50";
+/// Finalized objects: red ticks.
 const RED: &str = "#c0392b";
+/// The allocation point: a strong blue line (red is the finalizers').
+const ALLOCATION: &str = "#1f4fe0";
+/// The high-water mark: a grey dashed line.
 const GREY: &str = "#7f8c8d";
 
 fn escape(text: &str) -> String {
@@ -70,12 +84,15 @@ fn text(s: &mut String, l: &SvgLabel, attrs: &str) {
 
 impl MemoryMap {
     /// Draws the block as a horizontal band: each live scope is a coloured segment,
-    /// pools are hatched (a store's versions pool inside its store), finalized objects
-    /// are red ticks, and two markers show the allocation point and the high-water mark.
-    /// A column of labels on the left names every scope, pool and marker in tree order,
-    /// with a leader line to its place on the band. When less than half of the block was
-    /// ever used, the band zooms in on the used part and a thin band above shows the
-    /// whole block.
+    /// pools are hatched (a store's versions pool inside its store), each slot of a
+    /// `Slots` set is a brown-edged box whose used part is filled brown and the rest
+    /// free (striped while it is being built, when its bytes are not known), with what
+    /// the slot holds drawn inside it; finalized objects are red ticks, and two markers
+    /// show the allocation point (blue) and the high-water mark (grey, dashed). A column
+    /// of labels on the left names every scope, container, slot and marker in tree
+    /// order, with a leader line to its place on the band; the legend names every colour.
+    /// When less than half of the block was ever used, the band zooms in on the used
+    /// part and a thin band above shows the whole block.
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -100,7 +117,15 @@ impl MemoryMap {
             "<defs><pattern id=\"hatch\" width=\"6\" height=\"6\" patternUnits=\"userSpaceOnUse\" \
              patternTransform=\"rotate(45)\"><rect width=\"6\" height=\"6\" fill=\"#ffffff\" \
              fill-opacity=\"0.35\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#333\" \
-             stroke-width=\"2\"/></pattern></defs>\n",
+             stroke-width=\"2\"/></pattern>",
+        );
+        // A slot being built: stripes of the slots' colour over free, since its bytes
+        // are not known.
+        let _ = writeln!(
+            s,
+            "<pattern id=\"building\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\" \
+             patternTransform=\"rotate(-45)\"><rect width=\"8\" height=\"8\" fill=\"{FREE}\"/>\
+             <rect width=\"4\" height=\"8\" fill=\"{SLOT}\"/></pattern></defs>",
         );
         let _ = writeln!(
             s,
@@ -185,67 +210,16 @@ impl MemoryMap {
                 scope.own_bytes
             );
             if let Some(c) = &scope.concurrent {
-                for ch in &c.chunks {
-                    let cx = band.x(ch.offset);
-                    let cw = (band.x(ch.offset.saturating_add(ch.bytes)) - cx).max(0.5);
-                    // The used part dark, the tail light: the row in the label column
-                    // names the owner thread and the figures.
-                    let uw = (band.x(ch.offset.saturating_add(ch.used)) - cx).clamp(0.0, cw);
-                    let _ = writeln!(
-                        s,
-                        "<rect class=\"chunk\" x=\"{cx:.2}\" y=\"{:.2}\" width=\"{cw:.2}\" \
-                         height=\"12\" fill=\"#ffffff\" fill-opacity=\"0.6\" stroke=\"#333\" \
-                         stroke-width=\"0.5\"><title>chunk of thread {}: {} of {} bytes used</title></rect>\n\
-                         <rect class=\"chunk-used\" x=\"{cx:.2}\" y=\"{:.2}\" width=\"{uw:.2}\" \
-                         height=\"12\" fill=\"{CHUNK_USED}\" fill-opacity=\"0.7\"/>",
-                        top + 3.0,
-                        ch.thread,
-                        ch.used,
-                        ch.bytes,
-                        top + 3.0,
-                    );
-                }
+                draw_chunks(s, band, c, top + 3.0, 12.0);
             }
-            for (pool, level) in scope.pool_tree() {
-                let (a, b) = self.drawn_range(scope, pool);
-                let px = band.x(a);
-                let pw = (band.x(b) - px).max(1.0);
-                // A pool owned by another row sits in the lower half of its owner.
-                let py = top + 18.0 + 16.0 * level.min(1) as f64;
-                let owner = scope.pools.iter().any(|p| {
-                    p.owner
-                        .and_then(|o| scope.pools.get(o))
-                        .is_some_and(|o| core::ptr::eq(o, pool))
-                });
-                let (fill, edge) = if owner {
-                    (STORE, STORE_EDGE)
-                } else {
-                    ("url(#hatch)", "#333")
-                };
-                let _ = writeln!(
-                    s,
-                    "<rect class=\"pool\" x=\"{px:.2}\" y=\"{py:.2}\" width=\"{pw:.2}\" \
-                     height=\"{:.2}\" fill=\"{fill}\" stroke=\"{edge}\"><title>{}&lt;{}&gt; \
-                     {}/{} live, high-water {}{}</title></rect>",
-                    bottom - py,
-                    pool.kind,
-                    escape(&pool.type_name),
-                    pool.len,
-                    pool.capacity,
-                    if pool.high_water_exact { "" } else { "≤ " },
-                    pool.high_water_len,
-                );
-                if owner {
-                    // The owner's own bytes, hatched like a pool, in its lower half.
-                    let ox = band.x(pool.offset);
-                    let ow = (band.x(pool.offset.saturating_add(pool.bytes)) - ox).max(1.0);
-                    let _ = writeln!(
-                        s,
-                        "<rect x=\"{ox:.2}\" y=\"{:.2}\" width=\"{ow:.2}\" height=\"{:.2}\" \
-                         fill=\"url(#hatch)\" stroke=\"#333\"/>",
-                        top + 34.0,
-                        bottom - top - 34.0
-                    );
+            for item in containers(scope) {
+                match item {
+                    Item::Row(r) => draw_row(s, band, &r),
+                    // A slot's chunks, in the slot above what it holds.
+                    Item::Concurrent { report, nest, .. } => {
+                        let y = row_top(band, nest.saturating_sub(1));
+                        draw_chunks(s, band, report, y, 10.0);
+                    }
                 }
             }
             for &off in &scope.finalizer_offsets {
@@ -280,7 +254,7 @@ impl MemoryMap {
             "<line class=\"high-water\" x1=\"{hx:.2}\" y1=\"{y0:.2}\" x2=\"{hx:.2}\" y2=\"{y1:.2}\" \
              stroke=\"{GREY}\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"/>\n\
              <line class=\"allocation-point\" x1=\"{ax:.2}\" y1=\"{y0:.2}\" x2=\"{ax:.2}\" y2=\"{y1:.2}\" \
-             stroke=\"{RED}\" stroke-width=\"2\"/>"
+             stroke=\"{ALLOCATION}\" stroke-width=\"2\"/>"
         );
     }
 
@@ -292,9 +266,9 @@ impl MemoryMap {
             Role::Tick => text(s, l, " fill=\"#555\""),
             Role::Row(kind) => {
                 let colour = match kind {
-                    RowKind::Scope | RowKind::Pool => "#222",
+                    RowKind::Scope | RowKind::Pool | RowKind::Slot => "#222",
                     RowKind::Chunk => "#444",
-                    RowKind::AllocationPoint => RED,
+                    RowKind::AllocationPoint => ALLOCATION,
                     RowKind::HighWater => GREY,
                 };
                 if let Some((to_x, to_y)) = l.leader_to {
@@ -309,50 +283,188 @@ impl MemoryMap {
                 text(s, l, &alloc::format!(" fill=\"{colour}\""));
             }
             Role::Legend(swatch) => {
+                // The element of class `key` carries the entry's colour or pattern.
                 let (x, y) = (l.x, l.y + 1.0);
-                let _ = match swatch {
-                    Swatch::Scope(depth) => writeln!(
-                        s,
-                        "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"12\" height=\"12\" fill=\"{}\" \
-                         stroke=\"#333\" stroke-width=\"0.5\"/>",
-                        depth_colour(depth as usize)
-                    ),
-                    Swatch::Chunk => writeln!(
-                        s,
-                        "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"12\" height=\"12\" fill=\"#ffffff\" \
-                         stroke=\"#333\" stroke-width=\"0.5\"/>\n\
-                         <rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"7\" height=\"12\" \
-                         fill=\"{CHUNK_USED}\" fill-opacity=\"0.7\"/>"
-                    ),
-                    Swatch::Pool => writeln!(
-                        s,
-                        "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"12\" height=\"12\" \
-                         fill=\"url(#hatch)\" stroke=\"#333\"/>"
-                    ),
-                    Swatch::Store => writeln!(
-                        s,
-                        "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"12\" height=\"12\" \
-                         fill=\"{STORE}\" stroke=\"{STORE_EDGE}\"/>"
-                    ),
-                    Swatch::Finalizer => writeln!(
-                        s,
-                        "<line x1=\"{:.2}\" y1=\"{y:.2}\" x2=\"{:.2}\" y2=\"{:.2}\" \
-                         stroke=\"{RED}\" stroke-width=\"1.5\"/>",
+                let box_ = |fill: &str, edge: &str| {
+                    alloc::format!(
+                        "<rect class=\"key\" x=\"{x:.2}\" y=\"{y:.2}\" width=\"12\" height=\"12\" \
+                         fill=\"{fill}\" stroke=\"{edge}\" stroke-width=\"0.8\"/>"
+                    )
+                };
+                let line = |colour: &str, width: f64, dash: &str| {
+                    alloc::format!(
+                        "<line class=\"key\" x1=\"{:.2}\" y1=\"{y:.2}\" x2=\"{:.2}\" y2=\"{:.2}\" \
+                         stroke=\"{colour}\" stroke-width=\"{width}\"{dash}/>",
                         x + 6.0,
                         x + 6.0,
                         y + 12.0
-                    ),
-                    Swatch::Free => writeln!(
-                        s,
-                        "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"12\" height=\"12\" \
-                         fill=\"{FREE}\" stroke=\"#555\"/>"
-                    ),
+                    )
                 };
+                // A box half used: the used part is the key, over a light box.
+                let half = |base: &str, used: &str, opacity: &str, edge: &str| {
+                    alloc::format!(
+                        "<rect x=\"{x:.2}\" y=\"{y:.2}\" width=\"12\" height=\"12\" fill=\"{base}\" \
+                         stroke=\"{edge}\" stroke-width=\"0.8\"/>\n\
+                         <rect class=\"key\" x=\"{x:.2}\" y=\"{y:.2}\" width=\"7\" height=\"12\" \
+                         fill=\"{used}\" fill-opacity=\"{opacity}\"/>"
+                    )
+                };
+                let swatch = match swatch {
+                    Swatch::Scope(depth) => box_(depth_colour(depth as usize), "#333"),
+                    Swatch::Chunk => half("#ffffff", CHUNK_USED, "0.7", "#333"),
+                    Swatch::Pool => box_("url(#hatch)", "#333"),
+                    Swatch::Store => box_(STORE, STORE_EDGE),
+                    Swatch::Slot => half(FREE, SLOT, "1", SLOT_EDGE),
+                    Swatch::Building => box_("url(#building)", SLOT_EDGE),
+                    Swatch::Finalizer => line(RED, 1.5, ""),
+                    Swatch::AllocationPoint => line(ALLOCATION, 2.0, ""),
+                    Swatch::HighWater => line(GREY, 1.5, " stroke-dasharray=\"4 3\""),
+                    Swatch::Free => box_(FREE, "#555"),
+                };
+                s.push_str(&swatch);
+                s.push('\n');
                 let mut shifted = l.clone();
                 shifted.x += 16.0;
                 shifted.width -= 16.0;
                 text(s, &shifted, "");
             }
         }
+    }
+}
+
+/// The top of a container drawn `nest` slots deep: a scope's containers start 18 below
+/// the band's top, and each slot's contents 14 lower than the slot's own row, so a
+/// slot shows its used part above what it holds.
+fn row_top(band: &Band, nest: usize) -> f64 {
+    (band.y + 18.0 + 14.0 * nest as f64).min(band.y + band.h - 8.0)
+}
+
+/// A concurrent region's chunks, each `h` high from `y`: the used part dark, the tail
+/// light (the row in the label column names the owner thread and the figures).
+fn draw_chunks(s: &mut String, band: &Band, c: &ConcurrentReport, y: f64, h: f64) {
+    for ch in &c.chunks {
+        let cx = band.x(ch.offset);
+        let cw = (band.x(ch.offset.saturating_add(ch.bytes)) - cx).max(0.5);
+        let uw = (band.x(ch.offset.saturating_add(ch.used)) - cx).clamp(0.0, cw);
+        let _ = writeln!(
+            s,
+            "<rect class=\"chunk\" x=\"{cx:.2}\" y=\"{y:.2}\" width=\"{cw:.2}\" \
+             height=\"{h}\" fill=\"#ffffff\" fill-opacity=\"0.6\" stroke=\"#333\" \
+             stroke-width=\"0.5\"><title>chunk of thread {}: {} of {} bytes used</title></rect>\n\
+             <rect class=\"chunk-used\" x=\"{cx:.2}\" y=\"{y:.2}\" width=\"{uw:.2}\" \
+             height=\"{h}\" fill=\"{CHUNK_USED}\" fill-opacity=\"0.7\"/>",
+            ch.thread, ch.used, ch.bytes,
+        );
+    }
+}
+
+/// What a slot's tooltip says.
+fn slot_title(v: &SlotView<'_>) -> String {
+    let name = escape(v.name);
+    match v.state {
+        SlotState::Free => alloc::format!(
+            "Slot {name}: {} bytes, high-water {}",
+            v.capacity,
+            v.high_water
+        ),
+        SlotState::Building => {
+            alloc::format!("Slot {name}: building, bytes used not known until the build ends")
+        }
+        SlotState::Loaded => alloc::format!(
+            "Slot {name}: {} of {} bytes used, high-water {}",
+            v.used,
+            v.capacity,
+            v.high_water
+        ),
+    }
+}
+
+/// A container's row on the band: a slot, a `Slots` set's outline, a store, or a pool.
+fn draw_row(s: &mut String, band: &Band, r: &RowItem<'_>) {
+    let bottom = band.y + band.h;
+    let y = row_top(band, r.nest);
+    let p = r.row;
+    let (a, b) = r.range;
+    let x = band.x(a);
+    let w = (band.x(b) - x).max(1.0);
+    if let Some(v) = &r.slot {
+        // The whole slot free (or striped while its bytes are not known), its used
+        // part filled from its start, where its cursor begins.
+        let sy = y - 2.0;
+        let fill = match v.state {
+            SlotState::Building => "url(#building)",
+            _ => FREE,
+        };
+        let _ = writeln!(
+            s,
+            "<rect class=\"slot\" x=\"{x:.2}\" y=\"{sy:.2}\" width=\"{w:.2}\" height=\"{:.2}\" \
+             fill=\"{fill}\" stroke=\"{SLOT_EDGE}\" stroke-width=\"0.8\"><title>{}</title></rect>",
+            bottom - sy,
+            slot_title(v)
+        );
+        if v.state == SlotState::Loaded && v.used > 0 {
+            let used = p.offset.saturating_add(v.used.min(v.capacity));
+            let uw = (band.x(used) - band.x(p.offset)).clamp(0.5, w);
+            let _ = writeln!(
+                s,
+                "<rect class=\"slot-used\" x=\"{:.2}\" y=\"{sy:.2}\" width=\"{uw:.2}\" \
+                 height=\"{:.2}\" fill=\"{SLOT}\" stroke=\"{SLOT_EDGE}\" stroke-width=\"0.8\"/>",
+                band.x(p.offset),
+                bottom - sy,
+            );
+        }
+        return;
+    }
+    if p.kind == SLOTS {
+        let sy = y - 4.0;
+        let _ = writeln!(
+            s,
+            "<rect class=\"slots\" x=\"{x:.2}\" y=\"{sy:.2}\" width=\"{w:.2}\" height=\"{:.2}\" \
+             fill=\"none\" stroke=\"{SLOT_EDGE}\" stroke-width=\"1.2\"><title>Slots {}: {}/{} held, \
+             high-water {}</title></rect>",
+            bottom - sy,
+            escape(&p.type_name),
+            p.len,
+            p.capacity,
+            p.high_water_len
+        );
+        return;
+    }
+    // A row owned by another (a store's versions pool) sits in the lower half of its
+    // owner.
+    let py = if r.level > 0 {
+        (y + 16.0).min(bottom - 4.0)
+    } else {
+        y
+    };
+    let (fill, edge) = if r.owns {
+        (STORE, STORE_EDGE)
+    } else {
+        ("url(#hatch)", "#333")
+    };
+    let _ = writeln!(
+        s,
+        "<rect class=\"pool\" x=\"{x:.2}\" y=\"{py:.2}\" width=\"{w:.2}\" \
+         height=\"{:.2}\" fill=\"{fill}\" stroke=\"{edge}\"><title>{}&lt;{}&gt; \
+         {}/{} live, high-water {}{}</title></rect>",
+        bottom - py,
+        p.kind,
+        escape(&p.type_name),
+        p.len,
+        p.capacity,
+        if p.high_water_exact { "" } else { "≤ " },
+        p.high_water_len,
+    );
+    if r.owns {
+        // The owner's own bytes, hatched like a pool, in its lower half.
+        let oy = (py + 16.0).min(bottom - 4.0);
+        let ox = band.x(p.offset);
+        let ow = (band.x(p.offset.saturating_add(p.bytes)) - ox).max(1.0);
+        let _ = writeln!(
+            s,
+            "<rect x=\"{ox:.2}\" y=\"{oy:.2}\" width=\"{ow:.2}\" height=\"{:.2}\" \
+             fill=\"url(#hatch)\" stroke=\"#333\"/>",
+            bottom - oy
+        );
     }
 }
