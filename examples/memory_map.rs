@@ -1,12 +1,14 @@
 //! Writes a picture of a block's memory map to `target/memory_map.svg` (or the path given
 //! as the first argument; it never writes into the source tree) and prints the same map
-//! as a table: a systems scope with a settings store, a level with its pools (a
-//! concurrent `Pool` per kind of object, a `DensePool` roster of props) and finalized
-//! objects, and a frame scope on top, with a concurrent scope that three workers fill.
+//! as a table: a systems scope with a settings store and a `Slots` set of two streamed
+//! world cells (one loaded, holding a pool of its props, one free), a level with its
+//! pools (a concurrent `Pool` per kind of object, a `DensePool` roster of props) and
+//! finalized objects, and a frame scope on top, with a concurrent scope that three
+//! workers fill.
 //!
 //! Run it with `cargo run --example memory_map` (optionally pass an output path).
 
-use scope_stack::{ConcurrentConfig, LinearAllocator};
+use scope_stack::{slot_root, ConcurrentConfig, LinearAllocator, Pool};
 
 #[derive(Clone, Copy, Default)]
 struct Enemy {
@@ -19,6 +21,16 @@ struct Projectile {
     _position: [f32; 3],
     _velocity: [f32; 3],
 }
+
+/// Something placed in a world cell.
+#[derive(Clone, Copy, Default)]
+struct Prop {
+    _position: [f32; 3],
+    _kind: u32,
+}
+
+// A loaded cell's root: the pool of its props, carved in the cell's slot.
+slot_root!(struct Cell = for<'s> &'s Pool<'s, Prop>);
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = match std::env::args().nth(1) {
@@ -33,6 +45,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         for i in 0..20 {
             settings.create([i as f32; 4]).ok();
         }
+        // Streamed world cells: two slots that load and unload in any order. One holds
+        // a cell (its terrain and a pool of its props), the other is free.
+        let cells = systems.new_slots("cells", 2, 24 * 1024);
+        let _cell = cells
+            .load::<Cell>("cell 3,4", |cell| {
+                cell.alloc_slice_fill_with(6 * 1024, |i| i as u8); // terrain
+                let props = cell.new_pool::<Prop>(256);
+                for _ in 0..90 {
+                    // Kept in the pool (by handle) until the cell unloads.
+                    props.insert(Prop::default()).ok().map(|p| p.into_handle());
+                }
+                &*props
+            })
+            .expect("a free cell");
         systems.scope_with_budget("level", 384 * 1024, |level| {
             level.alloc_slice_fill_with(24 * 1024, |i| i as u32); // level geometry
             let enemies = level.new_pool::<Enemy>(2048);
