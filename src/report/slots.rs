@@ -197,7 +197,17 @@ unsafe fn slot_contents(
         if let Some(c) = *core::ptr::addr_of!((*h).concurrent) {
             let inner = &c.as_ref().scope.inner;
             let cinfo = inner.info.get().as_ref();
-            contents.extend(pool_rows(cinfo, capacity, block_start));
+            // The concurrent scope's rows follow the slot scope's: their `owner`
+            // indices count from the start of their own list, so they move too.
+            let first = contents.len();
+            contents.extend(
+                pool_rows(cinfo, capacity, block_start)
+                    .into_iter()
+                    .map(|mut row| {
+                        row.owner = row.owner.map(|o| o + first);
+                        row
+                    }),
+            );
             concurrent = Some(concurrent_report(inner));
         }
         drop(pin);
