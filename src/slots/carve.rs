@@ -207,7 +207,7 @@ impl<'s> ScopeStack<'s> {
 
     /// Carves `count` slots of `bytes_each` bytes from this scope, or says why it
     /// cannot. The scope gives `count * bytes_each` bytes (each slot rounded up to 64)
-    /// plus a table of about 200 bytes per slot.
+    /// plus a table of about 420 bytes per slot (on 64-bit targets).
     ///
     /// # Errors
     /// - [`AllocErrorKind::InvalidCapacity`] for a `count` or `bytes_each` of 0;
