@@ -168,6 +168,30 @@ fn dropping_a_loaded_slot_drops_the_root_first_then_the_rest_newest_first() {
 }
 
 #[test]
+fn a_root_with_a_destructor_is_dropped_even_when_nothing_else_in_its_slot_is() {
+    /// A root that needs drop, in a slot whose chain stays empty.
+    struct Counted;
+    static COUNTED_DROPS: AtomicUsize = AtomicUsize::new(0);
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            COUNTED_DROPS.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    slot_root!(struct CountedRoot = for<'s> Counted);
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("game", |game| {
+        let slots = game.new_slots("levels", 1, 1024);
+        for round in 1..=3 {
+            let loaded = slots.load::<CountedRoot>("level", |_| Counted).unwrap();
+            assert_eq!(COUNTED_DROPS.load(Ordering::SeqCst), round - 1);
+            drop(loaded);
+            assert_eq!(COUNTED_DROPS.load(Ordering::SeqCst), round);
+            assert_eq!(slots.loaded(), 0);
+        }
+    });
+}
+
+#[test]
 fn a_panicking_build_frees_the_slot_and_drops_what_it_built() {
     let log = Arc::new(Mutex::new(Vec::new()));
     let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();

@@ -217,3 +217,46 @@ fn long_names_are_cut_at_a_character_boundary() {
         assert_eq!(err.holders().next().unwrap(), "é".repeat(24));
     });
 }
+
+/// The longest prefix of `name` the table keeps: at most 48 bytes, cut at a character
+/// boundary.
+fn kept(name: &str) -> &str {
+    let mut len = name.len().min(48);
+    while !name.is_char_boundary(len) {
+        len -= 1;
+    }
+    &name[..len]
+}
+
+#[test]
+fn names_of_every_length_come_back_whole_from_the_slot_its_errors_and_reports() {
+    // One-, two-, three- and four-byte characters, so every length of the last word
+    // (1 to 8 bytes) and every cut point occur; lengths go up and then down, so a
+    // shorter name follows a longer one on the same slot.
+    let alphabet = ['a', 'é', '€', '𝄞', 'b'];
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("game", |game| {
+        let slots = game.new_slots("levels", 1, 1024);
+        for chars in (0..=30).chain((0..=30).rev()) {
+            for shift in 0..alphabet.len() {
+                let name: String = (0..chars)
+                    .map(|i| alphabet[(i + shift) % alphabet.len()])
+                    .collect();
+                let expected = kept(&name);
+                let loaded = slots.load::<Unit>(&name, |_| ()).unwrap();
+                assert_eq!(loaded.name(), expected);
+                let err = slots.load::<Unit>("other", |_| ()).unwrap_err();
+                assert_eq!(err.holders().collect::<Vec<_>>(), [expected]);
+                let map = game.report();
+                let holder = map.scopes[0].slots[0].slots[0].holder.clone();
+                assert_eq!(
+                    holder.as_deref(),
+                    (!expected.is_empty()).then_some(expected)
+                );
+                drop(loaded);
+                let map = game.report();
+                assert_eq!(map.scopes[0].slots[0].slots[0].holder, None);
+            }
+        }
+    });
+}

@@ -254,6 +254,20 @@ impl LinearAllocator {
         self.high_water.get().max(cur) - self.start
     }
 
+    /// Address of the block's first byte.
+    #[inline]
+    pub(crate) fn start_addr(&self) -> usize {
+        self.start
+    }
+
+    /// The largest bump-pointer address seen, as of the last rewind (what
+    /// [`high_water_mark`](Self::high_water_mark) counts from, without the live
+    /// cursor): the mark itself once everything is rewound and no reservation is live.
+    #[inline]
+    pub(crate) fn high_water_addr(&self) -> usize {
+        self.high_water.get()
+    }
+
     /// Starts a new high-water period: the mark drops to the bytes in use now (0, since
     /// no scope can be live while `&mut self` is held). Use it at a frame boundary.
     ///

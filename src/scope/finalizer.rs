@@ -293,6 +293,12 @@ impl Chain {
         }
     }
 
+    /// Whether no finalizer is linked (closing the scope then runs nothing).
+    #[inline]
+    pub(crate) fn is_empty(&self) -> bool {
+        self.head.get().is_none()
+    }
+
     /// Number of values linked so far (a run counts each of its values, a slice once).
     pub(crate) fn len(&self) -> usize {
         match self.head.get() {

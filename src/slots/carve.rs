@@ -59,7 +59,7 @@ pub struct Slots {
     pub(crate) region: usize,
     /// The name given to `new_slots` (in the carving scope's memory).
     name: NonNull<str>,
-    /// Where the next claim starts looking (round robin).
+    /// Where the next claim starts looking (round robin; always below `count`).
     next: AtomicUsize,
     /// Slots held now, and the most ever held at once.
     pub(crate) held: AtomicUsize,
@@ -150,25 +150,25 @@ impl Slots {
     #[inline]
     pub(crate) fn claim(&self) -> Option<usize> {
         let n = self.count;
-        let mut i = self.next.load(Ordering::Relaxed);
-        if i >= n {
-            i = 0;
-        }
-        for _ in 0..n {
+        // `next` is always below `count` (it is stored wrapped), and `count > 0`.
+        let first = self.next.load(Ordering::Relaxed);
+        debug_assert!(first < n);
+        let mut i = first;
+        loop {
+            let after = if i + 1 == n { 0 } else { i + 1 };
             if self.record(i).try_claim() {
-                self.next.store(i + 1, Ordering::Relaxed);
+                self.next.store(after, Ordering::Relaxed);
                 let held = self.held.fetch_add(1, Ordering::Relaxed) + 1;
                 if held > self.most_held.load(Ordering::Relaxed) {
                     self.most_held.fetch_max(held, Ordering::Relaxed);
                 }
                 return Some(i);
             }
-            i += 1;
-            if i == n {
-                i = 0;
+            if after == first {
+                return None;
             }
+            i = after;
         }
-        None
     }
 }
 
@@ -207,7 +207,7 @@ impl<'s> ScopeStack<'s> {
 
     /// Carves `count` slots of `bytes_each` bytes from this scope, or says why it
     /// cannot. The scope gives `count * bytes_each` bytes (each slot rounded up to 64)
-    /// plus a table of about 200 bytes per slot.
+    /// plus a table of about 420 bytes per slot (on 64-bit targets).
     ///
     /// # Errors
     /// - [`AllocErrorKind::InvalidCapacity`] for a `count` or `bytes_each` of 0;

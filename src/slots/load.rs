@@ -31,7 +31,7 @@ use super::carve::Slots;
 use super::error::{SlotError, SlotErrorKind};
 use super::loaded::Loaded;
 use super::root::SlotRoot;
-use super::table::{copy_name, DropRoot, Holder, LOADED};
+use super::table::{DropRoot, Holder, LOADED};
 
 impl Slots {
     /// Takes a free slot, opens a scope on it, lets `build` place the root there, and
@@ -138,46 +138,54 @@ impl Slots {
         };
         match placed {
             Ok(root) => {
+                let at = root.at;
                 // SAFETY: we hold the slot; the root was placed in its memory.
                 unsafe { self.finish_load(index, root) };
                 core::mem::forget(unload);
-                Ok(Loaded::new(self, index, root.0))
+                Ok(Loaded::new(self, index, at))
             }
             // `unload` frees the slot (the root, if built, was dropped by `place_root`).
             Err(e) => Err(SlotError::alloc(self, name, e)),
         }
     }
 
-    /// Records the root and publishes the slot as loaded.
+    /// Records the root (when it needs dropping) and publishes the slot as loaded.
     ///
     /// # Safety
     /// This thread holds slot `index`, and `root` was placed in its memory.
-    pub(crate) unsafe fn finish_load(&self, index: usize, root: (NonNull<u8>, DropRoot)) {
+    #[inline]
+    pub(crate) unsafe fn finish_load(&self, index: usize, root: PlacedRoot) {
         let rec = self.record(index);
         let h = rec.holder_ptr();
-        // SAFETY: we hold the slot; one field, through the raw pointer.
-        unsafe { ptr::addr_of_mut!((*h).root).write(Some(root)) };
+        if let Some(drop_root) = root.drop {
+            // SAFETY: we hold the slot; one field, through the raw pointer.
+            unsafe { ptr::addr_of_mut!((*h).root).write(Some((root.at, drop_root))) };
+        }
         self.publish(index);
         rec.state.store(LOADED, Ordering::Release);
     }
 
     /// Publishes slot `index`'s use for reports (holder only).
+    #[inline]
     pub(crate) fn publish(&self, index: usize) {
         let rec = self.record(index);
         // SAFETY: only the holder calls this; a shared borrow of one field.
         let block = unsafe { &(*rec.holder_ptr()).block };
         // SAFETY: as above.
         let concurrent = unsafe { (*rec.holder_ptr()).concurrent };
+        // The sub-block starts where the slot does.
+        let start = block.start_addr();
+        debug_assert_eq!(start, self.start_of(index));
         if let Some(c) = concurrent {
             // SAFETY: the concurrent scope lives in the slot until it unloads.
             let top = unsafe { c.as_ref() }.scope.inner.region.top();
-            let used = top - self.start_of(index);
+            let used = top - start;
             rec.publish_use(used, used);
             return;
         }
         // No reservation is live between calls, so the bump pointer is the use; the
         // sub-block's own high-water mark is folded in when the slot unloads.
-        let used = block.root().cur() - self.start_of(index);
+        let used = block.root().cur() - start;
         rec.publish_use(used, used);
     }
 
@@ -192,6 +200,7 @@ impl Slots {
     ///
     /// # Safety
     /// This thread has just claimed slot `index`.
+    #[inline]
     pub(crate) unsafe fn open(&self, index: usize, name: &str) {
         let rec = self.record(index);
         let h: *mut Holder = rec.holder_ptr();
@@ -202,10 +211,7 @@ impl Slots {
         // reference lent by the previous holder is gone (its `Loaded` was dropped).
         // Fields are reached one at a time through the raw pointer.
         unsafe {
-            let buf = &mut *ptr::addr_of_mut!((*h).name);
-            let len = copy_name(buf, name);
-            ptr::addr_of_mut!((*h).name_len).write(len);
-            rec.publish_name(&*ptr::addr_of!((*h).name), len);
+            rec.set_name(name);
             let name: &str = rec.holder_name();
             let block = &*ptr::addr_of!((*h).block);
             let cursor = block.root();
@@ -236,32 +242,77 @@ impl Slots {
     /// the slot scope's chain, rewinds the sub-block and frees the slot. Each step runs
     /// even if an earlier destructor panics.
     ///
+    /// A slot with nothing to drop (a root without drop glue, no concurrent scope, an
+    /// empty chain: a frame of plain data) runs no user code, so nothing can panic and
+    /// it goes straight to the last step, inline; the rest take the guarded path.
+    ///
     /// # Safety
     /// The caller holds slot `index` (it is open) and nothing will use its values
     /// again.
+    #[inline]
     pub(crate) unsafe fn unload(&self, index: usize) {
+        let h = self.record(index).holder_ptr();
+        // SAFETY: we hold the slot; fields one at a time, read by value. The record is
+        // initialised while the slot is open.
+        let nothing_to_drop = unsafe {
+            (*ptr::addr_of!((*h).root)).is_none()
+                && (*ptr::addr_of!((*h).concurrent)).is_none()
+                && (*ptr::addr_of!((*h).info).cast::<ScopeInfo>())
+                    .chain
+                    .is_empty()
+        };
+        if nothing_to_drop {
+            // SAFETY: per the caller; nothing is left to drop.
+            unsafe { self.release(index) }
+        } else {
+            // SAFETY: per the caller.
+            unsafe { self.unload_dropping(index) }
+        }
+    }
+
+    /// The last step of an unload: rewinds the sub-block, publishes the slot's
+    /// high-water mark, frees the slot and wakes a waiting load.
+    ///
+    /// # Safety
+    /// The caller holds slot `index`, whose root, concurrent scope and chain have been
+    /// dropped, closed and run (or had nothing to drop).
+    #[inline]
+    unsafe fn release(&self, index: usize) {
+        let rec = self.record(index);
+        let h = rec.holder_ptr();
+        // SAFETY: we hold the slot; fields one at a time.
+        let block = unsafe { &*ptr::addr_of!((*h).block) };
+        let cursor = block.root();
+        // The sub-block starts where the slot does.
+        let start = block.start_addr();
+        debug_assert_eq!(start, self.start_of(index));
+        #[cfg(feature = "debug-fill")]
+        crate::block::debug_fill::released(cursor, start);
+        block.rewind(cursor, start);
+        block.set_innermost(None);
+        // The rewind has folded the bump pointer into the sub-block's mark, and no
+        // reservation or shared-block scope is live, so the mark is its peak address.
+        rec.publish_use(0, block.high_water_addr() - start);
+        self.held.fetch_sub(1, Ordering::Relaxed);
+        rec.free();
+        #[cfg(feature = "std")]
+        self.wake();
+    }
+
+    /// The unload of a slot that has something to drop: each step in a guard, so each
+    /// runs even if an earlier destructor panics.
+    ///
+    /// # Safety
+    /// As [`unload`](Self::unload).
+    #[inline(never)]
+    unsafe fn unload_dropping(&self, index: usize) {
         /// Rewinds and frees the slot (the last step).
         struct Finish<'a>(&'a Slots, usize);
         impl Drop for Finish<'_> {
             fn drop(&mut self) {
-                let (slots, index) = (self.0, self.1);
-                let rec = slots.record(index);
-                let h = rec.holder_ptr();
-                // SAFETY: we hold the slot; fields one at a time.
-                let block = unsafe { &*ptr::addr_of!((*h).block) };
-                let cursor = block.root();
-                let start = slots.start_of(index);
-                #[cfg(feature = "debug-fill")]
-                crate::block::debug_fill::released(cursor, start);
-                block.rewind(cursor, start);
-                block.set_innermost(None);
-                // SAFETY: as above.
-                unsafe { ptr::addr_of_mut!((*h).root).write(None) };
-                rec.publish_use(0, block.high_water_mark());
-                slots.held.fetch_sub(1, Ordering::Relaxed);
-                rec.free();
-                #[cfg(feature = "std")]
-                slots.wake();
+                // SAFETY: the unload's caller holds the slot; the steps before this
+                // one have run (or unwound past their values).
+                unsafe { self.0.release(self.1) }
             }
         }
         /// Runs the slot scope's own chain (after the concurrent scope's).
@@ -337,19 +388,25 @@ unsafe fn drop_root<T>(p: NonNull<u8>) {
     unsafe { ptr::drop_in_place(p.cast::<T>().as_ptr()) }
 }
 
+/// A root placed in its slot: where it is, and how to drop it (`None` when it has no
+/// drop glue, so an unload has nothing to call).
+pub(crate) struct PlacedRoot {
+    pub(crate) at: NonNull<u8>,
+    pub(crate) drop: Option<DropRoot>,
+}
+
 /// Places the root in the slot's scope (plain or concurrent: one `Place` call; a
 /// zero-sized root takes no room), handing back where it is and how to drop it. On an
 /// error the root is dropped here.
-pub(crate) fn place_root<'s, T>(
-    into: impl Place<'s>,
-    root: T,
-) -> Result<(NonNull<u8>, DropRoot), AllocError> {
+#[inline]
+pub(crate) fn place_root<'s, T>(into: impl Place<'s>, root: T) -> Result<PlacedRoot, AllocError> {
     match into.try_alloc_layout(Layout::new::<T>()) {
-        Ok(p) => {
+        Ok(at) => {
             // SAFETY: fresh room for a `T` in the slot's scope (an aligned dangling
             // address when `T` is zero-sized).
-            unsafe { p.cast::<T>().as_ptr().write(root) };
-            Ok((p, drop_root::<T>))
+            unsafe { at.cast::<T>().as_ptr().write(root) };
+            let drop = core::mem::needs_drop::<T>().then_some(drop_root::<T> as DropRoot);
+            Ok(PlacedRoot { at, drop })
         }
         Err(e) => {
             drop(root);

@@ -162,10 +162,11 @@ impl Slots {
         };
         match placed {
             Ok(root) => {
+                let at = root.at;
                 // SAFETY: we hold the slot; the root was placed in its memory.
                 unsafe { self.finish_load(index, root) };
                 core::mem::forget(unload);
-                Ok(Loaded::new(self, index, root.0))
+                Ok(Loaded::new(self, index, at))
             }
             Err(e) => Err(SlotError::alloc(self, name, e)),
         }

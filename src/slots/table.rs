@@ -15,7 +15,13 @@
 //!   odd, then a release fence, then the words, then the even value with release; a
 //!   reader loads it (acquire), the words, an acquire fence, and the sequence again.
 //!   Equal and even means the words are one holder's whole name; anything else is
-//!   retried or reported as no name. A freed slot's copy is empty.
+//!   retried or reported as no name. A freed slot's copy is empty: its holder stores
+//!   length 0 (relaxed) before the release store of `FREE`. That store needs no
+//!   sequence step, because it leaves the words as they are: a reader takes either
+//!   the whole old name or none. A reader that sees a later holder's state has
+//!   synchronised with that `FREE` store (the claim's compare-exchange continues its
+//!   release sequence), so it reads length 0 or the later holder's own, sequence-locked
+//!   name, never the freed slot's name under the new holder.
 //! - The sub-block's cursor and scope list never reach into the parent block's list of
 //!   live scopes, so nothing the parent's close or reports read points into a slot.
 
@@ -81,7 +87,8 @@ pub(crate) struct Holder {
     /// The loaded scope's name (the record's name points here).
     pub(crate) name: [u8; NAME_BYTES],
     pub(crate) name_len: usize,
-    /// The root, once built, and how to drop it.
+    /// The root, once built, and how to drop it; `None` also for a root without drop
+    /// glue (nothing to call when the slot unloads).
     pub(crate) root: Option<(NonNull<u8>, DropRoot)>,
     /// The concurrent scope of a `load_concurrent`, in the slot's memory.
     pub(crate) concurrent: Option<NonNull<crate::concurrent::Detached<'static>>>,
@@ -127,6 +134,7 @@ impl Record {
     ///
     /// # Safety
     /// The caller holds the slot (it is open), and uses the name only while it is.
+    #[inline]
     pub(crate) unsafe fn holder_name<'x>(&self) -> &'x str {
         let h = self.holder.get();
         // SAFETY: per the caller; a shared borrow of the name field only, which the
@@ -146,18 +154,52 @@ impl Record {
         self.holder.get()
     }
 
-    /// Records the holder's name (`len` bytes of `name`) for reports. Called by the
-    /// holder right after the claim.
-    pub(crate) fn publish_name(&self, name: &[u8; NAME_BYTES], len: usize) {
+    /// Copies the holder's name (`name` cut to [`NAME_BYTES`] at a character boundary)
+    /// into the holder's buffer, which the open scope's record points at, and into the
+    /// copy reports read: one pass of whole words, each stored in both places.
+    ///
+    /// # Safety
+    /// The caller has just claimed the slot: it holds it, and nothing borrows the
+    /// holder's name (the previous holder's scope is closed).
+    #[inline]
+    pub(crate) unsafe fn set_name(&self, name: &str) {
+        let len = cut_len(name);
+        let bytes = &name.as_bytes()[..len];
+        let h = self.holder.get();
+        // SAFETY: per the caller we hold the slot, so nobody else touches the holder,
+        // and no reference to its name field is live; one field through the pointer.
+        let buf: &mut [u8; NAME_BYTES] = unsafe { &mut *ptr::addr_of_mut!((*h).name) };
         self.write_name(|words, name_len| {
-            // Whole words of the holder's buffer (bytes past `len` are never read).
-            for (i, word) in words.iter().enumerate().take(len.div_ceil(8)) {
+            if len <= 8 {
+                // One word (most names): no loop.
+                if len > 0 {
+                    let w = tail_word(bytes);
+                    buf[..8].copy_from_slice(&w.to_le_bytes());
+                    words[0].store(w, Ordering::Relaxed);
+                }
+                name_len.store(len, Ordering::Relaxed);
+                return;
+            }
+            let mut whole = bytes.chunks_exact(8);
+            let mut slots = words.iter().zip(buf.chunks_exact_mut(8));
+            for (chunk, (word, dst)) in whole.by_ref().zip(slots.by_ref()) {
                 let mut w = [0u8; 8];
-                w.copy_from_slice(&name[i * 8..i * 8 + 8]);
+                w.copy_from_slice(chunk);
+                dst.copy_from_slice(&w);
                 word.store(u64::from_le_bytes(w), Ordering::Relaxed);
+            }
+            let rest = whole.remainder();
+            if !rest.is_empty() {
+                if let Some((word, dst)) = slots.next() {
+                    let w = tail_word(rest);
+                    dst.copy_from_slice(&w.to_le_bytes());
+                    word.store(w, Ordering::Relaxed);
+                }
             }
             name_len.store(len, Ordering::Relaxed);
         });
+        // SAFETY: as above.
+        unsafe { ptr::addr_of_mut!((*h).name_len).write(len) };
     }
 
     /// Rewrites the name copy inside the sequence lock (holder only, so plain loads
@@ -229,10 +271,14 @@ impl Record {
 
     /// Marks the slot free (the holder's last act on it). Release: the next holder
     /// sees the rewound sub-block.
+    #[inline]
     pub(crate) fn free(&self) {
-        // The copy is emptied first: a report never gives a freed slot's name to the
-        // next holder.
-        self.write_name(|_, name_len| name_len.store(0, Ordering::Relaxed));
+        // The copy is emptied first, so a report never gives a freed slot's name to
+        // the next holder: a reader that sees the next holder's state (acquire, through
+        // the release below) sees this 0 or the next holder's own length. No sequence
+        // step is needed: the words stay as they are, so a reader takes either this
+        // holder's whole name or none (see the module docs).
+        self.name_len.store(0, Ordering::Relaxed);
         // Readers that pinned the slot since the close saw `CLOSING` and let go; the
         // next holder starts with no readers. (A reader that increments between this
         // store and its own decrement sees a free slot and reads nothing.)
@@ -317,12 +363,48 @@ impl SlotView {
     }
 }
 
-/// Copies `name` into `buf`, cut at a character boundary; returns the length kept.
-pub(crate) fn copy_name(buf: &mut [u8; NAME_BYTES], name: &str) -> usize {
-    let mut len = name.len().min(NAME_BYTES);
+/// How many bytes of `name` the table keeps: at most [`NAME_BYTES`], cut at a
+/// character boundary.
+#[inline]
+fn cut_len(name: &str) -> usize {
+    if name.len() <= NAME_BYTES {
+        name.len()
+    } else {
+        cut_long(name)
+    }
+}
+
+/// [`cut_len`] of a name longer than [`NAME_BYTES`] (rare, so out of line).
+#[cold]
+#[inline(never)]
+fn cut_long(name: &str) -> usize {
+    let mut len = NAME_BYTES;
     while !name.is_char_boundary(len) {
         len -= 1;
     }
+    len
+}
+
+/// Copies `name` into `buf`, cut at a character boundary; returns the length kept.
+pub(crate) fn copy_name(buf: &mut [u8; NAME_BYTES], name: &str) -> usize {
+    let len = cut_len(name);
     buf[..len].copy_from_slice(&name.as_bytes()[..len]);
     len
+}
+
+/// The word of 1 to 8 bytes `b`, little-endian, zero above them: two overlapping
+/// loads (of 4 bytes, or of single bytes under 4) instead of a copy of variable length.
+#[inline]
+fn tail_word(b: &[u8]) -> u64 {
+    let n = b.len();
+    debug_assert!((1..=8).contains(&n));
+    if n >= 4 {
+        let low = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let high = u32::from_le_bytes([b[n - 4], b[n - 3], b[n - 2], b[n - 1]]);
+        // The two loads overlap when `n < 8`; the overlapping bytes are equal.
+        u64::from(low) | (u64::from(high) << (8 * (n - 4)))
+    } else {
+        let (first, middle, last) = (b[0], b[n / 2], b[n - 1]);
+        u64::from(first) | (u64::from(middle) << (8 * (n / 2))) | (u64::from(last) << (8 * (n - 1)))
+    }
 }
