@@ -251,6 +251,10 @@ impl Slots {
     /// again.
     #[inline]
     pub(crate) unsafe fn unload(&self, index: usize) {
+        // Reports reading the slot's contents finish first, and no new one starts:
+        // what follows drops the containers they read, and the next holder rewrites
+        // the scope record they read through.
+        self.record(index).close_for_readers();
         let h = self.record(index).holder_ptr();
         // SAFETY: we hold the slot; fields one at a time, read by value. The record is
         // initialised while the slot is open.
@@ -348,9 +352,6 @@ impl Slots {
                 }
             }
         }
-        // Reports reading the slot's contents finish first, and no new one starts:
-        // what follows drops the containers they read.
-        self.record(index).close_for_readers();
         let _finish = Finish(self, index);
         let _chains = Chains(self, index);
         let h = self.record(index).holder_ptr();

@@ -46,9 +46,6 @@ pub(crate) const LOADED: u32 = 2;
 pub(crate) const NAME_BYTES: usize = 48;
 const NAME_WORDS: usize = NAME_BYTES / 8;
 
-/// The bit of `Record::pin` that says the holder is unloading: no new reader.
-const CLOSING: u32 = 1 << 31;
-
 /// Drops a root in place (the function is made for the root's type when it is placed).
 pub(crate) type DropRoot = unsafe fn(NonNull<u8>);
 
@@ -69,9 +66,10 @@ pub(crate) struct Record {
     pub(crate) high_water: AtomicUsize,
     /// Loads so far.
     pub(crate) loads: AtomicUsize,
-    /// Reports reading the slot's contents now, plus `CLOSING` once the holder has
-    /// begun to unload (see [`Record::pin_for_read`]).
-    pin: AtomicU32,
+    /// Reports reading the slot's contents now (see [`Record::pin_for_read`]).
+    readers: AtomicU32,
+    /// 1 once the holder has begun to unload: no new report may read the contents.
+    closing: AtomicU32,
     /// Holder-only state (module invariant).
     holder: UnsafeCell<Holder>,
 }
@@ -105,7 +103,8 @@ impl Record {
             used: AtomicUsize::new(0),
             high_water: AtomicUsize::new(0),
             loads: AtomicUsize::new(0),
-            pin: AtomicU32::new(0),
+            readers: AtomicU32::new(0),
+            closing: AtomicU32::new(0),
             holder: UnsafeCell::new(Holder {
                 block,
                 info: MaybeUninit::uninit(),
@@ -252,20 +251,32 @@ impl Record {
     /// guard lives, the holder's unload waits before it drops anything.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) fn pin_for_read(&self) -> Option<ReadPin<'_>> {
-        // SeqCst, paired with `close_for_readers`: either this increment is seen by
-        // the holder's check (which then waits), or this thread sees `CLOSING`.
-        let before = self.pin.fetch_add(1, Ordering::SeqCst);
+        // SeqCst, paired with `close_for_readers` (a store of `closing`, then a load of
+        // `readers`): in the single order of SeqCst operations either this increment
+        // comes first, and the holder waits for it, or its store does, and this thread
+        // sees `closing`.
+        self.readers.fetch_add(1, Ordering::SeqCst);
         let pin = ReadPin(self);
-        (before & CLOSING == 0 && self.state.load(Ordering::SeqCst) == LOADED).then_some(pin)
+        let open = self.closing.load(Ordering::SeqCst) == 0
+            && self.state.load(Ordering::SeqCst) == LOADED;
+        open.then_some(pin)
     }
 
     /// Begins the unload: no new report may pin the slot, and the ones reading it now
     /// finish first (they are short: a report copies a few numbers). Holder only.
+    #[inline]
     pub(crate) fn close_for_readers(&self) {
-        let mut readers = self.pin.fetch_or(CLOSING, Ordering::SeqCst) & !CLOSING;
-        while readers != 0 {
+        self.closing.store(1, Ordering::SeqCst);
+        if self.readers.load(Ordering::SeqCst) != 0 {
+            self.wait_for_readers();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wait_for_readers(&self) {
+        while self.readers.load(Ordering::SeqCst) != 0 {
             crate::sync::spin_hint();
-            readers = self.pin.load(Ordering::SeqCst) & !CLOSING;
         }
     }
 
@@ -279,10 +290,10 @@ impl Record {
         // step is needed: the words stay as they are, so a reader takes either this
         // holder's whole name or none (see the module docs).
         self.name_len.store(0, Ordering::Relaxed);
-        // Readers that pinned the slot since the close saw `CLOSING` and let go; the
-        // next holder starts with no readers. (A reader that increments between this
-        // store and its own decrement sees a free slot and reads nothing.)
-        self.pin.fetch_and(!CLOSING, Ordering::Relaxed);
+        // Readers that pinned the slot since the close saw `closing` and let go. A
+        // reader that pins after this store sees a free slot (or, once the next holder
+        // has loaded, that holder's contents, whose unload waits for it).
+        self.closing.store(0, Ordering::Relaxed);
         self.state.store(FREE, Ordering::Release);
     }
 
@@ -331,7 +342,7 @@ impl ReadPin<'_> {
 
 impl Drop for ReadPin<'_> {
     fn drop(&mut self) {
-        self.0.pin.fetch_sub(1, Ordering::SeqCst);
+        self.0.readers.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
