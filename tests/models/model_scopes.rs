@@ -17,9 +17,7 @@ use std::rc::Rc;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-#[path = "common/proptest_config.rs"]
-mod proptest_config;
-use proptest_config::config;
+use crate::proptest_config::config;
 use scope_stack::{AllocError, AllocErrorKind, LinearAllocator, ScopeStack, MAX_ALIGN};
 
 /// Scope names by depth (the root is depth 0).
