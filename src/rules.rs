@@ -68,7 +68,7 @@
 //!
 //! Then the block rewinds to where the scope began. Values that need no drop get no
 //! finalizer record, so a scope that holds only such values unwinds in O(1).
-//! Proven by `tests/drop_order.rs`.
+//! Proven by `tests/suite/drop_order.rs`.
 //!
 //! # 4. A destructor never sees a destroyed value
 //!
@@ -119,13 +119,13 @@
 //! A panic inside a scope's closure still unwinds the scope: finalizers run and the block
 //! rewinds. A panic in one destructor does not skip the others (if a second destructor
 //! also panics while the first panic unwinds, the process aborts, as it does for `Vec`).
-//! Proven by `tests/panics.rs`.
+//! Proven by `tests/suite/panics.rs`.
 //!
 //! # 6. Nothing touches the global heap after construction
 //!
 //! A [`LinearAllocator`](crate::LinearAllocator) makes one global-heap reservation in
 //! `with_capacity` (none with `from_static`) and never another. Proven by
-//! `tests/no_heap.rs` with a counting global allocator.
+//! `tests/suite/no_heap.rs` with a counting global allocator.
 //!
 //! # 7. Every `unsafe` block says why it holds
 //!
@@ -143,8 +143,8 @@
 //! finalizers run in reverse order of construction. Proven by the `compile_fail`
 //! examples of [`crate::concurrent`] (a reference escaping the closure, the scope moved
 //! into a `'static` thread, a non-`Send` value given to `new_object`, a `LocalScope`
-//! sent to another thread), by `tests/concurrent.rs` and `tests/concurrent_stress.rs`
-//! under Miri, and by the loom models in `tests/loom_concurrent.rs`.
+//! sent to another thread), by `tests/suite/concurrent.rs` and `tests/stress/concurrent_stress.rs`
+//! under Miri, and by the loom models in `tests/loom/loom_concurrent.rs`.
 //!
 //! # 9. Statistics are exact, or say they are a bound
 //!
@@ -152,7 +152,7 @@
 //! scope's report counts every chunk's used bytes exactly (a chunk's header included)
 //! and says which tails are still free and which were left behind; while it is open the
 //! block's own counters leave its region out, and its close counts the region's peak
-//! into the block's high-water mark. Proven by `tests/concurrent.rs`
+//! into the block's high-water mark. Proven by `tests/suite/concurrent.rs`
 //! (`reports_list_every_chunk_with_its_thread`,
 //! `statistics_count_the_regions_peak_after_the_close`).
 //!
@@ -273,9 +273,9 @@
 //! compare-exchange (acquire), freeing it a release store, so the thread that holds a
 //! slot has it alone and sees all its predecessor did; a waiting load sleeps on a
 //! futex and cannot miss a free. Proven by the `compile_fail` files
-//! `tests/compile_fail/rule10_*.rs`, by `tests/slots.rs`, `tests/slots_bad_input.rs`,
-//! `tests/slots_stress.rs` and `tests/model_slots.rs` (also under Miri, scaled down)
-//! and by the loom models in `tests/loom_slots.rs`.
+//! `tests/compile_fail/rule10_*.rs`, by `tests/suite/slots.rs`, `tests/suite/slots_bad_input.rs`,
+//! `tests/stress/slots_stress.rs` and `tests/models/model_slots.rs` (also under Miri, scaled down)
+//! and by the loom models in `tests/loom/loom_slots.rs`.
 //!
 //! # 11. One placement API
 //!
@@ -291,7 +291,7 @@
 //! borrow. A destructor-carrying value that only outlives the scope (`T: 's`) is *not*
 //! admitted: it could borrow a value of the same scope placed after it, which the chain
 //! destroys first (see the `Place` docs for the `compile_fail` proofs). Proven by
-//! `tests/place_parity.rs`, which calls every method and its `try_` form on every
+//! `tests/suite/place_parity.rs`, which calls every method and its `try_` form on every
 //! surface and through the trait, and fails when a method exists on one surface only.
 //!
 //! Containers follow the same rule: [`new_pool`](crate::ScopeStack::new_pool),
@@ -312,7 +312,7 @@
 //! });
 //! ```
 //!
-//! Proven by `tests/levels.rs` (every container on every surface, a level with pools
+//! Proven by `tests/suite/levels.rs` (every container on every surface, a level with pools
 //! built on a loader thread and played on another).
 //!
 //! # Also rejected

@@ -257,8 +257,8 @@ impl Record {
         // sees `closing`.
         self.readers.fetch_add(1, Ordering::SeqCst);
         let pin = ReadPin(self);
-        let open = self.closing.load(Ordering::SeqCst) == 0
-            && self.state.load(Ordering::SeqCst) == LOADED;
+        let open =
+            self.closing.load(Ordering::SeqCst) == 0 && self.state.load(Ordering::SeqCst) == LOADED;
         open.then_some(pin)
     }
 

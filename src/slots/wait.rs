@@ -8,7 +8,7 @@
 //! `SeqCst` fence between their write and their read, so at least one of them sees the
 //! other's write: either the waiter finds the freed slot, or the freer sees the waiter
 //! and bumps the word (after which the waiter's sleep returns, or its look finds the
-//! slot, since the bump is ordered after the free). `tests/loom_slots.rs` checks it.
+//! slot, since the bump is ordered after the free). `tests/loom/loom_slots.rs` checks it.
 
 // A `SlotError` keeps its names inline (no heap, so it works without `alloc`): it is
 // large, but built only on the cold path, and a `Result` of it costs nothing more on

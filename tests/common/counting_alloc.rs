@@ -1,7 +1,8 @@
 //! A counting global allocator shared by the tests that prove "no global heap after
 //! construction". Counter and switch are thread-local, so tests running in parallel do
-//! not see each other's calls. Include it with `#[path = "common/counting_alloc.rs"] mod
-//! counting_alloc;` — it installs itself as the test binary's global allocator.
+//! not see each other's calls. It installs itself as the test binary's global allocator,
+//! so a binary includes it once: `tests/suite/main.rs` does, and its modules use
+//! `crate::counting_alloc::heap_calls_during`.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -1,6 +1,6 @@
 //! loom models of the pool's lock-free paths.
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --test loom_pool`.
+//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --test loom loom_pool::`.
 //!
 //! The pool lives in a scope, but loom's threads need `'static` data; each model
 //! extends the pool reference's lifetime and joins every thread before the scope ends.
@@ -9,11 +9,8 @@
 //! lost wake-up (every thread blocked: loom reports a deadlock).
 #![cfg(loom)]
 
-#[path = "common/loom_pool.rs"]
-mod loom_pool;
-
+use crate::harness::{model, with_loom_pool};
 use loom::thread;
-use loom_pool::{model, with_loom_pool};
 use scope_stack::{Pool, PoolBox};
 
 /// Runs `f` with a fresh pool of `capacity` slots (one shard: loom's pools are small).

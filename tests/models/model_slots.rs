@@ -13,9 +13,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use proptest::prelude::*;
 
-#[path = "common/proptest_config.rs"]
-mod proptest_config;
-use proptest_config::config;
+use crate::proptest_config::config;
 use scope_stack::{slot_root, LinearAllocator, Loaded, Plain, Shared, SlotErrorKind, SlotState};
 
 thread_local! {

@@ -1,7 +1,7 @@
 //! Behaviour of `Pool<T>`: slots, boxes, handles, teardown, errors, threads.
 //!
-//! Runs under Miri too (`cargo +nightly miri test --test pool`); the thread tests scale
-//! their loops down there.
+//! Runs under Miri too (`cargo +nightly miri test --test suite pool::`); the thread
+//! tests scale their loops down there.
 
 use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -10,9 +10,7 @@ use std::sync::{Arc, Mutex};
 
 use scope_stack::{AllocErrorKind, Handle, LinearAllocator, Pool, MAX_POOL_CAPACITY};
 
-#[path = "common/counting_alloc.rs"]
-mod counting_alloc;
-use counting_alloc::heap_calls_during;
+use crate::counting_alloc::heap_calls_during;
 
 /// Scales loop counts down under Miri.
 fn scaled(n: usize) -> usize {

@@ -2,20 +2,16 @@
 //! claims on the shared region, the overflow chain of slot-less threads, and reports
 //! read while threads claim chunks.
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --test loom_concurrent`.
+//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --test loom loom_concurrent::`.
 //!
 //! Every model checks that what each thread placed is intact after the join (claims
 //! never overlap) and that every finalizer ran exactly once at the close.
 #![cfg(loom)]
 
-#[path = "common/loom_pool.rs"]
-#[allow(dead_code)]
-mod loom_pool;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use crate::harness::model;
 use loom::thread;
-use loom_pool::model;
 use scope_stack::{ConcurrentConfig, ConcurrentScope, LinearAllocator};
 
 /// A 48-byte value that counts its drops (with its record, 72 bytes: six fill a

@@ -17,9 +17,7 @@ use std::rc::Rc;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-#[path = "common/proptest_config.rs"]
-mod proptest_config;
-use proptest_config::config;
+use crate::proptest_config::config;
 use scope_stack::{AllocError, AllocErrorKind, LinearAllocator, ScopeStack, MAX_ALIGN};
 
 /// Scope names by depth (the root is depth 0).
@@ -269,7 +267,7 @@ impl Model {
 }
 
 /// The order a scope's values must drop in: newest call first; a slice's elements in
-/// index order, as `drop_in_place` on a slice does (tests/drop_order.rs documents it).
+/// index order, as `drop_in_place` on a slice does (tests/suite/drop_order.rs documents it).
 fn drop_order(made: &[Vec<u32>]) -> Vec<u32> {
     made.iter().rev().flatten().copied().collect()
 }

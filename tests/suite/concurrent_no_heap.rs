@@ -1,9 +1,7 @@
 //! A concurrent scope touches the global heap neither to open, nor to place values, nor
 //! to close: its per-thread state lives in the block (rule 6).
 
-#[path = "common/counting_alloc.rs"]
-mod counting_alloc;
-use counting_alloc::heap_calls_during;
+use crate::counting_alloc::heap_calls_during;
 
 use scope_stack::LinearAllocator;
 

@@ -9,9 +9,7 @@ use std::hash::BuildHasherDefault;
 
 use scope_stack::LinearAllocator;
 
-#[path = "common/counting_alloc.rs"]
-mod counting_alloc;
-use counting_alloc::heap_calls_during;
+use crate::counting_alloc::heap_calls_during;
 
 /// A type that needs drop but owns no heap memory.
 struct Handle(u32);

@@ -1,6 +1,6 @@
 //! loom models of the versioned store's lock-free paths.
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --test loom_store`.
+//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --test loom loom_store::`.
 //!
 //! Versions live in pool slots, which are loom `UnsafeCell`s: a reader that could see a
 //! version before its contents were published (a missing Release/Acquire edge), or a

@@ -3,8 +3,9 @@
 //! thread whose whole stack is 256 KiB.
 //!
 //! The `_with` forms build in place only when the optimiser inlines the closure, so
-//! those tests run in release builds (`.ci/run` runs this file with `--release`); in
-//! debug builds the closure's result goes through the stack and would overflow it.
+//! those tests run in release builds (`.ci/run` runs the `stress` binary with
+//! `--release`); in debug builds the closure's result goes through the stack and would
+//! overflow it.
 //! `alloc_uninit` never puts the value on the stack, so its tests run in every build
 //! (and under Miri).
 

@@ -4,8 +4,7 @@
 //! and shrink like `Vec`s, and at the close each finalized value drops exactly once in
 //! reverse order of construction.
 
-#[path = "common/proptest_config.rs"]
-mod proptest_config;
+use crate::proptest_config;
 
 use std::sync::Mutex;
 

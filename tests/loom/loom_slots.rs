@@ -1,7 +1,7 @@
 //! loom models of the slots' free/wait handshake: a thread that waits for a slot is
 //! never left asleep after another thread frees one.
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --test loom_slots`.
+//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --test loom loom_slots::`.
 //!
 //! Under loom time does not pass (a timed wait never times out), so a lost wake-up
 //! shows as a deadlock, which loom reports.

@@ -17,9 +17,7 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-#[path = "common/proptest_config.rs"]
-mod proptest_config;
-use proptest_config::config;
+use crate::proptest_config::config;
 use scope_stack::{Handle, LinearAllocator, Pool, PoolBox};
 
 thread_local! {

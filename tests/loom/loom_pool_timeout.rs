@@ -1,6 +1,6 @@
 //! loom models of `Pool::insert_wait_timeout`.
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --test loom_pool_timeout`.
+//! Run with `RUSTFLAGS="--cfg loom" cargo test --release --test loom loom_pool_timeout::`.
 //!
 //! Under loom time does not pass: a zero timeout has run out from the start, and any
 //! other never runs out (loom's `Condvar::wait_timeout` never times out), so a timed
@@ -11,11 +11,8 @@
 
 use std::time::Duration;
 
-#[path = "common/loom_pool.rs"]
-mod loom_pool;
-
+use crate::harness::{model, model_bounded, with_loom_pool};
 use loom::thread;
-use loom_pool::{model, model_bounded, with_loom_pool};
 use scope_stack::Pool;
 
 /// Runs `f` with a fresh pool of `capacity` slots in `shards` shards (under loom every
