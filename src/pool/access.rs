@@ -78,10 +78,8 @@ impl<'s, T> Pool<'s, T> {
     /// });
     /// ```
     pub fn remove(&mut self, handle: Handle<T>) -> Option<T> {
-        let index = self.core.find(handle)?;
-        // SAFETY: `&mut self` owns every pooled object; the slot is released once, on
-        // the exclusive path (no atomic read-modify-write; see `exclusive.rs`).
-        Some(unsafe { self.core.take_mut(index) })
+        // The exclusive path: see `exclusive.rs`.
+        self.core.remove_mut(handle)
     }
 
     /// Keeps only the pooled objects for which `keep` returns `true`; drops the rest
@@ -110,7 +108,7 @@ impl<'s, T> Pool<'s, T> {
             if !keep(Handle::new(index, self.core.tag, stamp), value) {
                 // SAFETY: `&mut self` owns the pooled object; `keep` has returned, so
                 // no reference to it remains.
-                unsafe { self.core.drop_and_release_mut(index) };
+                unsafe { self.core.drop_and_release_mut(index, stamp) };
             }
         }
     }

@@ -58,13 +58,13 @@ impl<T> Core<T> {
     #[inline]
     pub(super) fn insert_with_mut<F: FnOnce() -> T>(&mut self, f: F) -> Result<Handle<T>, F> {
         /// Frees the claimed slot if `f` panics (it holds no object then).
-        struct Unclaim<'a, T>(&'a mut Core<T>, u32);
+        struct Unclaim<'a, T>(&'a mut Core<T>, u32, u32);
         impl<T> Drop for Unclaim<'_, T> {
             #[cold]
             fn drop(&mut self) {
-                // SAFETY: the slot was claimed by `insert_with_mut` and no object was
-                // written to it.
-                unsafe { self.0.release_mut(self.1) }
+                // SAFETY: the slot was claimed by `insert_with_mut`, with this stamp, and
+                // no object was written to it.
+                unsafe { self.0.release_mut(self.1, self.2) }
             }
         }
 
@@ -73,7 +73,7 @@ impl<T> Core<T> {
         };
         // The stamp says pooled before the object exists, but nothing can look the slot
         // up meanwhile: `f` cannot reach the pool, which we borrow mutably.
-        let unclaim = Unclaim(self, index);
+        let unclaim = Unclaim(self, index, stamp);
         // SAFETY: the slot is ours and holds no object; `MaybeUninit<T>` has `T`'s
         // layout, so the pointer is valid and aligned for a `T`.
         unclaim
@@ -85,26 +85,39 @@ impl<T> Core<T> {
         Ok(Handle::new(index, tag, stamp))
     }
 
+    /// See [`Pool::remove`]: the exclusive free of the object a handle names.
+    #[inline]
+    pub(super) fn remove_mut(&mut self, handle: Handle<T>) -> Option<T> {
+        let index = self.find(handle)?;
+        // SAFETY: `find` checked that the slot holds a pooled object whose stamp is the
+        // handle's; `&mut self` owns every pooled object, and nothing borrows it.
+        Some(unsafe { self.take_mut(index, handle.stamp()) })
+    }
+
     /// Marks slot `index` free (keeping its generation) and puts it back on its shard's
     /// stack, without a read-modify-write; paints it with `debug-fill`.
     ///
+    /// `stamp` is the slot's stamp now, which the caller knows (from a checked handle,
+    /// or because it wrote it): the free stamp is made from it rather than from a load,
+    /// so that an insert and a remove of the same slot in a loop do not wait on each
+    /// other's stamp stores.
+    ///
     /// # Safety
     /// The slot was handed out by the free lists and is not on them; its object has been
-    /// dropped or moved out (or was never written), and no box owns it.
+    /// dropped or moved out (or was never written), and no box owns it. Its stamp is
+    /// `stamp`.
     #[inline]
-    pub(super) unsafe fn release_mut(&mut self, index: u32) {
+    pub(super) unsafe fn release_mut(&mut self, index: u32, stamp: u32) {
         #[cfg(feature = "debug-fill")]
         self.slot(index).with_mut(|p| {
             if let Some(p) = core::ptr::NonNull::new(p.cast::<u8>()) {
                 crate::block::debug_fill::freed_slot(p, core::mem::size_of::<T>());
             }
         });
-        let stamp = self.stamp(index);
+        debug_assert_eq!(self.stamp(index).load(Ordering::Relaxed), stamp);
         // Relaxed: as in `claim_mut`.
-        stamp.store(
-            stamp.load(Ordering::Relaxed) & !STATE_MASK,
-            Ordering::Relaxed,
-        );
+        self.stamp(index)
+            .store(stamp & !STATE_MASK, Ordering::Relaxed);
         // SAFETY: per the caller the slot was handed out and is not on the lists.
         unsafe { self.free.push_mut(index) };
     }
@@ -113,9 +126,9 @@ impl<T> Core<T> {
     ///
     /// # Safety
     /// The slot holds a live pooled object, which the caller owns through `&mut self`
-    /// and a checked handle; no reference to it is alive.
+    /// and a checked handle; no reference to it is alive. Its stamp is `stamp`.
     #[inline]
-    pub(super) unsafe fn take_mut(&mut self, index: u32) -> T {
+    pub(super) unsafe fn take_mut(&mut self, index: u32, stamp: u32) -> T {
         // SAFETY: per the caller; the slot is released right after, so the object is
         // never read again.
         let value = self
@@ -123,7 +136,7 @@ impl<T> Core<T> {
             .with_mut(|p| unsafe { p.cast::<T>().read() });
         // SAFETY: the object is moved out; the slot is pooled, so no box owns it, and
         // a pooled slot is not on the free lists.
-        unsafe { self.release_mut(index) };
+        unsafe { self.release_mut(index, stamp) };
         value
     }
 
@@ -132,15 +145,15 @@ impl<T> Core<T> {
     ///
     /// # Safety
     /// As [`take_mut`](Self::take_mut).
-    pub(super) unsafe fn drop_and_release_mut(&mut self, index: u32) {
-        struct Release<'a, T>(&'a mut Core<T>, u32);
+    pub(super) unsafe fn drop_and_release_mut(&mut self, index: u32, stamp: u32) {
+        struct Release<'a, T>(&'a mut Core<T>, u32, u32);
         impl<T> Drop for Release<'_, T> {
             fn drop(&mut self) {
                 // SAFETY: forwarded from `drop_and_release_mut`; the object is gone.
-                unsafe { self.0.release_mut(self.1) }
+                unsafe { self.0.release_mut(self.1, self.2) }
             }
         }
-        let guard = Release(self, index);
+        let guard = Release(self, index, stamp);
         // SAFETY: the caller owns the live object; it is dropped exactly once here, and
         // the guard releases the slot afterwards, panic or not.
         guard
