@@ -97,9 +97,9 @@
 //! | `&mut Pool` | [`insert_mut`](Pool::insert_mut), [`insert_with_mut`](Pool::insert_with_mut): a [`Handle`] | [`remove`](Pool::remove), [`retain`](Pool::retain) |
 //!
 //! - Use the `&mut` methods wherever you have `&mut`: a level placing its initial
-//!   objects, despawns between phases, a pool that one system owns. They cost less
-//!   than the shared ones even on one thread, with no other core contending (see
-//!   `docs/PERFORMANCE.md`).
+//!   objects, despawns between phases, a pool that one system owns. Even on one
+//!   thread, with no other core contending, an insert and remove pair costs about two
+//!   thirds of the shared pair, and under half of a `Box` pair (`docs/PERFORMANCE.md`).
 //! - They hand out handles, not boxes: a box would hold the `&mut` borrow for as long
 //!   as it lives, so nothing else could use the pool meanwhile.
 //! - The two kinds follow each other in any order on one pool: `&mut` inserts while a
