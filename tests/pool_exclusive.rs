@@ -106,6 +106,32 @@ fn a_removed_slot_gets_a_new_generation_and_old_handles_find_nothing() {
 }
 
 #[test]
+fn an_exclusive_free_is_the_next_exclusive_insert_s_slot() {
+    // Last in, first out: a slot freed through `&mut Pool` goes back onto its own
+    // shard's local stack, where the next exclusive insert looks first.
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("level", |level| {
+        let pool = level.new_pool_with_shards::<u32>(16, 4);
+        let handles: Vec<_> = (0..10).map(|i| pool.insert_mut(i).unwrap()).collect();
+        for &h in &handles[2..5] {
+            pool.remove(h);
+        }
+        pool.remove(handles[8]);
+        let again: Vec<usize> = (0..4)
+            .map(|i| pool.insert_mut(i).unwrap().index())
+            .collect();
+        let freed = |k: usize| handles[k].index();
+        assert_eq!(again[0], freed(8));
+        let mut rest = again[1..].to_vec();
+        rest.sort_unstable();
+        let mut want = vec![freed(2), freed(3), freed(4)];
+        want.sort_unstable();
+        assert_eq!(rest, want, "freed slots before never-used ones");
+        assert_eq!(pool.high_water_len(), 10);
+    });
+}
+
+#[test]
 fn a_handle_from_another_pool_finds_nothing_on_the_exclusive_path() {
     let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
     memory.scope("level", |level| {

@@ -177,7 +177,9 @@
 //!   a slot from the home shard; [`insert_in_shard`](Pool::insert_in_shard) lets a job
 //!   system name the shard instead.
 //! - A freed slot always goes back to the shard that owns it: onto the shard's local
-//!   list if the freeing thread lives there, else onto its remote list.
+//!   list if the freeing thread lives there, else onto its remote list. (An exclusive
+//!   free, through `&mut Pool`, always goes onto the local list: with no other thread
+//!   there is no line to keep apart, and the next exclusive insert takes it back first.)
 //! - So a thread that frees what it inserted, or inserts again after freeing, touches
 //!   its own head, and its own contiguous run of slots, stamps and links: nothing that
 //!   threads with other homes write.
