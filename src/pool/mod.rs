@@ -98,8 +98,9 @@
 //!
 //! - Use the `&mut` methods wherever you have `&mut`: a level placing its initial
 //!   objects, despawns between phases, a pool that one system owns. Even on one
-//!   thread, with no other core contending, an insert and remove pair costs about two
-//!   thirds of the shared pair, and under half of a `Box` pair (`docs/PERFORMANCE.md`).
+//!   thread, with no other core contending, an insert and remove pair costs a half to
+//!   three quarters of the shared pair, and under half of a `Box` pair
+//!   (`docs/PERFORMANCE.md`).
 //! - They hand out handles, not boxes: a box would hold the `&mut` borrow for as long
 //!   as it lives, so nothing else could use the pool meanwhile.
 //! - The two kinds follow each other in any order on one pool: `&mut` inserts while a
