@@ -41,7 +41,9 @@
 //!   here replaces such a mark as any push would, but wakes nobody, since nobody sleeps
 //!   on it; a pop that empties a stack leaves [`NIL`] (the link below a slot is never a
 //!   mark). A waiter that comes later reads the futex word and announces itself on every
-//!   shard afresh, so it does not rely on any mark made before it.
+//!   shard afresh; a leftover mark it finds serves it as its own would, since the next
+//!   push onto that head happens while the waiter holds `&Pool`, so it is a shared push,
+//!   which wakes.
 //! - **Where a slot goes.** A freed slot goes onto the local stack of the shard that owns
 //!   it, whoever frees it: the local/remote split is about which core writes which head,
 //!   and with one thread there is no other core.
