@@ -5,8 +5,9 @@
 //! and `bump_scope_scoped` open and close one empty scope instead, `ours_child` and
 //! `ours_scratch` a child and a nested scratch scope that read their usage,
 //! `ours_slot` loads an empty slot and drops it,
-//! `ours_string` and `bump_scope_string` place one `String` that needs drop; `pool_pair` and
-//! `box_pair` make and free one small object through a `Pool` and the global heap). `main` calls each of
+//! `ours_string` and `bump_scope_string` place one `String` that needs drop; `pool_pair`,
+//! `pool_mut_pair` and `box_pair` make and free one small object through a `Pool` (shared,
+//! then exclusive: `insert_mut` + `remove`) and the global heap). `main` calls each of
 //! them `BATCHES * PER_BATCH` times, rewinding the arena between batches outside the
 //! measured functions, so no call takes a slow path (no chunk growth, no out-of-memory).
 //!
@@ -199,6 +200,14 @@ fn pool_pair(p: &Pool<'_, Obj>, v: u64) {
     black_box(&*b);
 }
 
+/// The exclusive pair: `insert_mut` + `remove` through `&mut Pool` (no atomic
+/// read-modify-write).
+#[inline(never)]
+fn pool_mut_pair(p: &mut Pool<'_, Obj>, v: u64) {
+    let h = p.insert_mut([v; 4]).unwrap_or_else(|_| unreachable!());
+    black_box(p.remove(black_box(h)).is_some());
+}
+
 #[inline(never)]
 fn box_pair(v: u64) {
     let b = Box::new([v; 4]);
@@ -272,6 +281,9 @@ fn main() {
         let pool = root.new_pool::<Obj>(1024);
         for i in 0..BATCHES * PER_BATCH {
             pool_pair(black_box(pool), u64::from(i));
+        }
+        for i in 0..BATCHES * PER_BATCH {
+            pool_mut_pair(black_box(&mut *pool), u64::from(i));
         }
     });
     for i in 0..BATCHES * PER_BATCH {

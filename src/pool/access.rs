@@ -63,7 +63,8 @@ impl<'s, T> Pool<'s, T> {
     }
 
     /// Takes the object a handle names out of the pool and frees its slot. `None` if
-    /// the handle is stale or from another pool.
+    /// the handle is stale or from another pool. Frees with plain loads and stores, no
+    /// atomic read-modify-write: `&mut self` rules out every other user.
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -77,9 +78,8 @@ impl<'s, T> Pool<'s, T> {
     /// });
     /// ```
     pub fn remove(&mut self, handle: Handle<T>) -> Option<T> {
-        let index = self.core.find(handle)?;
-        // SAFETY: `&mut self` owns every pooled object; the slot is released once.
-        Some(unsafe { self.core.take(index) })
+        // The exclusive path: see `exclusive.rs`.
+        self.core.remove_mut(handle)
     }
 
     /// Keeps only the pooled objects for which `keep` returns `true`; drops the rest
@@ -108,7 +108,7 @@ impl<'s, T> Pool<'s, T> {
             if !keep(Handle::new(index, self.core.tag, stamp), value) {
                 // SAFETY: `&mut self` owns the pooled object; `keep` has returned, so
                 // no reference to it remains.
-                unsafe { self.core.drop_and_release(index) };
+                unsafe { self.core.drop_and_release_mut(index, stamp) };
             }
         }
     }

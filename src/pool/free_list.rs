@@ -124,6 +124,8 @@ use core::ptr::NonNull;
 
 use crossbeam_utils::CachePadded;
 
+mod exclusive;
+
 use crate::sync::{fence, AtomicU32, AtomicU64, Ordering};
 
 /// Index value of an empty stack.
@@ -286,6 +288,10 @@ pub(crate) struct FreeLists {
     /// `2^24 / 2^48 = 2^-24 <= 1 / len`, while the fraction of `index / len` is at most
     /// `1 - 1 / len`: the sum never carries into the integer part.
     magic: u64,
+    /// The shard where the next exclusive (`&mut`) insert looks first: the shard of the
+    /// last exclusive free or steal. Read and written only through `&mut FreeLists`
+    /// (see `exclusive.rs`), so a plain field.
+    exclusive_shard: u32,
 }
 
 impl FreeLists {
@@ -327,6 +333,7 @@ impl FreeLists {
             layout,
             capacity,
             magic: (1u64 << 48).div_ceil(layout.len as u64),
+            exclusive_shard: 0,
         }
     }
 

@@ -121,6 +121,45 @@
 //! });
 //! ```
 //!
+//! # Shared or exclusive
+//!
+//! Every method on `&Pool` is lock-free and may run on many threads at once; for that,
+//! each insert and each free compare-exchanges a free-list head. Where the caller holds
+//! `&mut Pool`, nothing else can be using the pool, and the exclusive methods take and
+//! return slots with plain loads and stores, with no atomic read-modify-write (the seed
+//! pool's unsynchronized `Allocate`/`Free` beside its lock-free ones). `&mut Pool` is
+//! what the scope that carved the pool holds
+//! ([`new_pool`](crate::ScopeStack::new_pool) returns `&'s mut Pool`), what a level's
+//! root lends through [`Loaded::with_mut`](crate::Loaded), and what a system that owns a
+//! pool between phases has.
+//!
+//! | holding | insert | free |
+//! |---|---|---|
+//! | `&Pool`, shared by threads | [`insert`](Pool::insert), [`insert_with`](Pool::insert_with), [`insert_in_shard`](Pool::insert_in_shard), `insert_wait`: a [`PoolBox`] | drop the box, [`PoolBox::into_inner`] |
+//! | `&mut Pool` | [`insert_mut`](Pool::insert_mut), [`insert_with_mut`](Pool::insert_with_mut): a [`Handle`] | [`remove`](Pool::remove), [`retain`](Pool::retain) |
+//!
+//! - Use the `&mut` methods wherever you have `&mut`: a level placing its initial
+//!   objects, despawns between phases, a pool that one system owns. Even on one
+//!   thread, with no other core contending, an insert and remove pair costs a half to
+//!   three quarters of the shared pair, and under half of a `Box` pair
+//!   (`docs/PERFORMANCE.md`).
+//! - They hand out handles, not boxes: a box would hold the `&mut` borrow for as long
+//!   as it lives, so nothing else could use the pool meanwhile.
+//! - The two kinds follow each other in any order on one pool: `&mut` inserts while a
+//!   level loads, `&` inserts and frees from workers during a frame, `&mut` removes
+//!   at the frame's end. Each keeps every promise the other makes: an exclusive insert
+//!   fails only when every slot holds an object (full means full), takes a never-used
+//!   slot only when no freed slot is left anywhere (so [`high_water_len`](Pool::high_water_len)
+//!   keeps its bound), advances the slot's generation (stale handles find nothing),
+//!   and [`len`](Pool::len), reports and the `debug-fill` paint see the same as after
+//!   a shared insert or free.
+//! - A full pool on the exclusive path is final: nobody else can free a slot while you
+//!   hold `&mut`, so there is nothing to wait for, and `insert_wait` is `&self` only.
+//!   For the same reason an exclusive free wakes nobody: a thread waiting in
+//!   `insert_wait` holds `&Pool`, so none can be waiting while `&mut Pool` exists. A
+//!   thread that waits later announces itself afresh and is woken by the next shared
+//!   free.
+//!
 //! # Invariants
 //! - Every slot is in exactly one state: **free** (on the free list; no object),
 //!   **boxed** (an object owned by exactly one `PoolBox`, or by a box that was leaked
@@ -181,7 +220,9 @@
 //!   a slot from the home shard; [`insert_in_shard`](Pool::insert_in_shard) lets a job
 //!   system name the shard instead.
 //! - A freed slot always goes back to the shard that owns it: onto the shard's local
-//!   list if the freeing thread lives there, else onto its remote list.
+//!   list if the freeing thread lives there, else onto its remote list. (An exclusive
+//!   free, through `&mut Pool`, always goes onto the local list: with no other thread
+//!   there is no line to keep apart, and the next exclusive insert takes it back first.)
 //! - So a thread that frees what it inserted, or inserts again after freeing, touches
 //!   its own head, and its own contiguous run of slots, stamps and links: nothing that
 //!   threads with other homes write.
@@ -268,6 +309,7 @@
 mod access;
 mod boxes;
 pub(crate) mod carve;
+mod exclusive;
 mod free_list;
 mod handle;
 mod iter;

@@ -9,9 +9,9 @@
 //! lost wake-up (every thread blocked: loom reports a deadlock).
 #![cfg(loom)]
 
-use crate::harness::{model, with_loom_pool};
+use crate::harness::{model, share, with_loom_pool, with_loom_pool_mut};
 use loom::thread;
-use scope_stack::{Pool, PoolBox};
+use scope_stack::{Handle, Pool, PoolBox};
 
 /// Runs `f` with a fresh pool of `capacity` slots (one shard: loom's pools are small).
 fn with_pool(capacity: usize, f: impl FnOnce(&'static Pool<'static, u32>)) {
@@ -383,6 +383,150 @@ fn two_inserts_race_for_another_shards_never_used_slots() {
             assert_eq!(pool.high_water_len(), 4);
             drop(got);
             drop(home);
+        });
+    });
+}
+
+// ----- exclusive paths (`&mut Pool`) handing over to shared ones and back -----
+
+/// Runs `f` with a fresh pool lent mutably, then checks that every slot is free exactly
+/// once, as [`with_sharded_pool`] does.
+fn with_pool_mut(capacity: usize, shards: usize, f: impl FnOnce(&mut Pool<'static, u32>)) {
+    with_loom_pool_mut(capacity, shards, f, |pool| {
+        assert_eq!(pool.len(), 0);
+        let all: Vec<_> = (0..capacity)
+            .map(|i| pool.insert(i as u32).unwrap())
+            .collect();
+        assert!(pool.insert(99).is_err());
+        drop(all);
+    });
+}
+
+/// Exclusive inserts, then threads that race on the shared path for the rest (and free
+/// remotely: their slots' shard is not their home), then exclusive removes and inserts
+/// again. The shared threads see what the plain stores wrote (spawn orders it), the
+/// exclusive phase sees what their compare-exchanges wrote (join orders it), and with
+/// no free running at the end, full means full on both paths.
+#[test]
+fn exclusive_inserts_hand_over_to_shared_threads_and_back() {
+    model(|| {
+        with_pool_mut(3, 2, |pool| {
+            // Shard 0 holds slots 0 and 1, shard 1 slot 2.
+            let mine = pool.insert_mut(1).unwrap();
+            // SAFETY: both threads are joined and every box becomes a handle or is
+            // dropped inside.
+            let theirs: Vec<Handle<u32>> = unsafe {
+                share(pool, |shared| {
+                    let threads: Vec<_> = (2..=3u32)
+                        .map(|v| {
+                            thread::spawn(move || {
+                                let b = shared.insert_in_shard(1, v).ok()?;
+                                assert_eq!(*b, v);
+                                // The second thread's slot is freed again: onto the
+                                // remote stack of its shard when that is shard 1.
+                                if v == 3 {
+                                    drop(b);
+                                    None
+                                } else {
+                                    Some(b.into_handle())
+                                }
+                            })
+                        })
+                        .collect();
+                    threads
+                        .into_iter()
+                        .filter_map(|t| t.join().unwrap())
+                        .collect()
+                })
+            };
+            assert!(theirs.len() <= 1);
+            // Exclusive again: the pool holds `1` and maybe `2`; the free slots are
+            // exactly the rest.
+            let free = 3 - 1 - theirs.len();
+            let more: Vec<_> = (0..free as u32)
+                .map(|v| pool.insert_mut(10 + v).expect("a free slot was missed"))
+                .collect();
+            assert_eq!(pool.insert_mut(99), Err(99), "full means full");
+            assert_eq!(pool.remove(mine), Some(1));
+            for h in theirs {
+                assert_eq!(pool.remove(h), Some(2));
+            }
+            for (v, h) in more.into_iter().enumerate() {
+                assert_eq!(pool.remove(h), Some(10 + v as u32));
+            }
+        });
+    });
+}
+
+/// A waiter on the shared path leaves its mark on the shard it was not woken through;
+/// an exclusive phase then frees and fills over the marks (waking nobody, since nobody
+/// can be waiting); a second waiter on the shared path must still be woken by the next
+/// shared free (a lost wake-up is a deadlock that loom reports).
+#[test]
+fn a_waiter_after_an_exclusive_phase_is_still_woken() {
+    model(|| {
+        with_pool_mut(2, 2, |pool| {
+            // SAFETY: the waiter is joined, and both boxes are dropped or handed to the
+            // pool before the closure returns.
+            let (a, b) = unsafe {
+                share(pool, |shared| {
+                    let held = shared.insert_in_shard(0, 1).unwrap();
+                    let other = shared.insert_in_shard(1, 2).unwrap();
+                    let waiter = thread::spawn(move || shared.insert_wait(3).into_handle());
+                    drop(other);
+                    (held.into_handle(), waiter.join().unwrap())
+                })
+            };
+            // Exclusive: over whatever marks the waiter left.
+            assert_eq!(pool.remove(b), Some(3));
+            assert_eq!(pool.remove(a), Some(1));
+            let kept = pool.insert_mut(4).unwrap();
+            // SAFETY: as above.
+            unsafe {
+                share(pool, |shared| {
+                    let last = shared.insert(5).expect("one slot was free");
+                    let waiter = thread::spawn(move || shared.insert_wait(6).into_inner());
+                    drop(last);
+                    assert_eq!(waiter.join().unwrap(), 6);
+                })
+            };
+            assert_eq!(pool.remove(kept), Some(4));
+        });
+    });
+}
+
+/// Two slots are freed remotely while another thread's insert takes the remote chain
+/// (moving its rest to the local stack, racing the second free). Once both are joined,
+/// an exclusive phase finds every free slot, wherever the chain ended up, and none twice.
+#[test]
+fn an_exclusive_phase_finds_slots_a_remote_chain_left_anywhere() {
+    model(|| {
+        with_pool_mut(4, 2, |pool| {
+            // SAFETY: both threads are joined; every box is dropped or handed over.
+            let held: Vec<Handle<u32>> = unsafe {
+                share(pool, |shared| {
+                    let (home, far) = fill_two_shards(shared);
+                    let freer = thread::spawn(move || drop(far));
+                    let taker = thread::spawn(move || {
+                        shared.insert_in_shard(1, 20).ok().map(|b| b.into_handle())
+                    });
+                    freer.join().unwrap();
+                    let mut held: Vec<_> = home.into_iter().map(|b| b.into_handle()).collect();
+                    held.extend(taker.join().unwrap());
+                    held
+                })
+            };
+            let free = 4 - held.len();
+            let mine: Vec<_> = (0..free as u32)
+                .map(|v| pool.insert_mut(30 + v).expect("a free slot was missed"))
+                .collect();
+            assert_eq!(pool.insert_mut(99), Err(99), "full means full");
+            let mut slots: Vec<usize> = held.iter().chain(&mine).map(|h| h.index()).collect();
+            slots.sort_unstable();
+            assert_eq!(slots, [0, 1, 2, 3], "a slot handed out twice");
+            for h in held.into_iter().chain(mine) {
+                assert!(pool.remove(h).is_some());
+            }
         });
     });
 }

@@ -1,7 +1,10 @@
-//! Model-based test of `Pool` on one thread: random sequences of inserts (home shard and
-//! chosen shard), boxes kept, dropped or turned into handles, lookups, changes and
-//! removals by handle (often stale, or from another pool of the same type), iteration
-//! and `retain`, checked after every step against a `HashMap` model.
+//! Model-based test of `Pool` on one thread: random sequences of inserts (home shard,
+//! chosen shard, and the exclusive `insert_mut`/`insert_with_mut`), boxes kept, dropped
+//! or turned into handles, lookups, changes and removals by handle (often stale, or from
+//! another pool of the same type), iteration and `retain`, checked after every step
+//! against a `HashMap` model. With one shard the high-water mark must equal the true
+//! peak, and an exclusive insert must never take a never-used slot while a freed one
+//! waits.
 //!
 //! A `PoolBox` borrows the pool, and `get_mut`/`remove`/`retain` need `&mut Pool`, so
 //! the list runs in phases: operations on `&Pool` with a set of held boxes, then (when
@@ -75,6 +78,9 @@ enum Op {
     RemoveForeign(usize),
     RetainBelow(u32),
     IterMut(u32),
+    /// Exclusive inserts (they return handles).
+    InsertMut(u32),
+    InsertWithMut(u32),
 }
 
 fn fate() -> impl Strategy<Value = Option<Fate>> {
@@ -96,13 +102,21 @@ fn op() -> impl Strategy<Value = Op> {
         1 => any::<usize>().prop_map(Op::RemoveForeign),
         1 => any::<u32>().prop_map(Op::RetainBelow),
         1 => any::<u32>().prop_map(Op::IterMut),
+        3 => any::<u32>().prop_map(Op::InsertMut),
+        1 => any::<u32>().prop_map(Op::InsertWithMut),
     ]
 }
 
 fn needs_mut(op: &Op) -> bool {
     matches!(
         op,
-        Op::GetMut(..) | Op::Remove(_) | Op::RemoveForeign(_) | Op::RetainBelow(_) | Op::IterMut(_)
+        Op::GetMut(..)
+            | Op::Remove(_)
+            | Op::RemoveForeign(_)
+            | Op::RetainBelow(_)
+            | Op::IterMut(_)
+            | Op::InsertMut(_)
+            | Op::InsertWithMut(_)
     )
 }
 
@@ -150,6 +164,9 @@ fn check(
         hw,
         m.peak
     );
+    if pool.shard_count() == 1 {
+        prop_assert_eq!(hw, m.peak, "one shard: the mark is exact");
+    }
     for (b, v, _) in boxes {
         prop_assert_eq!(b.0, *v);
     }
@@ -182,6 +199,42 @@ fn inserted<'p>(
         Err(back) => {
             prop_assert_eq!(back.0, v);
             prop_assert_eq!(len, m.capacity, "refused an insert while not full");
+        }
+    }
+    Ok(())
+}
+
+/// One exclusive insert: the result agrees with the model (refused only when full), and
+/// it took a never-used slot only if no freed slot was left (`high_before` is the mark
+/// before the insert).
+fn inserted_mut(
+    got: Result<Handle<Tracked>, u32>,
+    v: u32,
+    pool: &Pool<'_, Tracked>,
+    high_before: usize,
+    m: &mut Model,
+) -> Result<(), TestCaseError> {
+    let len = m.owned.len();
+    match got {
+        Ok(h) => {
+            prop_assert!(len < m.capacity);
+            prop_assert_eq!(pool.get(h).map(|t| t.0), Some(v));
+            prop_assert!(m.owned.insert(h, v).is_none(), "handle reused");
+            m.issued.push(h);
+            let fresh = usize::from(len == high_before);
+            prop_assert_eq!(
+                pool.high_water_len(),
+                high_before + fresh,
+                "fresh slot taken early"
+            );
+        }
+        Err(back) => {
+            prop_assert_eq!(back, v);
+            prop_assert_eq!(
+                len,
+                m.capacity,
+                "refused an exclusive insert while not full"
+            );
         }
     }
     Ok(())
@@ -332,6 +385,18 @@ proptest! {
                             let v = m.owned.get_mut(&h).unwrap();
                             *v = v.wrapping_add(*add);
                         }
+                    }
+                    Op::InsertMut(v) => {
+                        let high = pool.high_water_len();
+                        let got = pool.insert_mut(Tracked::new(*v)).map_err(|t| t.0);
+                        inserted_mut(got, *v, pool, high, &mut m)?;
+                    }
+                    Op::InsertWithMut(v) => {
+                        let high = pool.high_water_len();
+                        let got = pool
+                            .insert_with_mut(|| Tracked::new(*v))
+                            .map_err(|f| f().0);
+                        inserted_mut(got, *v, pool, high, &mut m)?;
                     }
                     _ => unreachable!(),
                 }

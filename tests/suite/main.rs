@@ -27,6 +27,7 @@ mod observability;
 mod panics;
 mod place_parity;
 mod pool;
+mod pool_exclusive;
 mod pool_shards;
 mod pool_timeout;
 mod regressions;

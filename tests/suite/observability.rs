@@ -349,6 +349,35 @@ fn freed_pool_slots_are_painted_with_0x1deadb0b() {
     });
 }
 
+#[cfg(feature = "debug-fill")]
+#[test]
+fn pool_slots_freed_on_the_exclusive_path_are_painted_too() {
+    use core::mem::MaybeUninit;
+    use scope_stack::debug_fill::FREED_SLOT;
+    #[repr(align(4096))]
+    struct Buf([MaybeUninit<u8>; 8192]);
+    static mut BUF: Buf = Buf([MaybeUninit::uninit(); 8192]);
+    // SAFETY: this test is the only user of `BUF`.
+    let buf: &'static mut Buf = unsafe { &mut *core::ptr::addr_of_mut!(BUF) };
+    let mut memory = LinearAllocator::from_static(&mut buf.0[..]);
+    memory.scope("level", |level| {
+        let pool = level.new_pool::<[u32; 4]>(4);
+        let h = pool.insert_mut([1, 2, 3, 4]).unwrap();
+        let at = pool.get(h).unwrap() as *const [u32; 4] as usize;
+        let offset = at - core::ptr::addr_of!(BUF) as usize;
+        assert_eq!(pool.remove(h), Some([1, 2, 3, 4]));
+        // SAFETY: as in the test above: initialised bytes the pool no longer owns.
+        let words: [u32; 4] = unsafe {
+            core::ptr::addr_of!(BUF)
+                .cast::<u8>()
+                .add(offset)
+                .cast::<[u32; 4]>()
+                .read()
+        };
+        assert_eq!(words, [FREED_SLOT; 4]);
+    });
+}
+
 /// An entity in a dense pool, for the report tests.
 struct Spark {
     heat: u32,

@@ -238,23 +238,26 @@ fn slots_freed_from_another_shard_come_back_oldest_first() {
         let pool = level.new_pool_with_shards::<u32>(8, 2);
         let other = 1 - pool.home_shard();
         let made: Vec<_> = (0..4)
-            .map(|i| pool.insert_in_shard(other, i).unwrap().into_handle())
+            .map(|i| pool.insert_in_shard(other, i).unwrap())
             .collect();
-        let order: Vec<usize> = made.iter().map(|h| h.index()).collect();
-        assert!(order.iter().all(|&i| i / 4 == other), "{order:?}");
-        // Freed here, whose home is not `other`: they wait on `other`'s remote stack.
-        for handle in made {
-            assert!(pool.remove(handle).is_some());
+        // Slots by address (a box has no index); shard `other` holds slots 4k..4k+4.
+        let order: Vec<*const u32> = made.iter().map(|b| &**b as *const u32).collect();
+        // Freed here on the shared path (dropping the boxes; `remove` through `&mut Pool`
+        // would take the exclusive path, which frees onto the local stack), from a
+        // thread whose home is not `other`: they wait on `other`'s remote stack.
+        for b in made {
+            drop(b);
         }
-        let again: Vec<usize> = (10..14)
-            .map(|i| {
-                pool.insert_in_shard(other, i)
-                    .unwrap()
-                    .into_handle()
-                    .index()
-            })
+        let again: Vec<_> = (10..14)
+            .map(|i| pool.insert_in_shard(other, i).unwrap())
             .collect();
-        assert_eq!(again, order, "reused in the order they were freed");
+        let again_order: Vec<*const u32> = again.iter().map(|b| &**b as *const u32).collect();
+        assert_eq!(again_order, order, "reused in the order they were freed");
+        let handles: Vec<_> = again.into_iter().map(|b| b.into_handle()).collect();
+        assert!(
+            handles.iter().all(|h| h.index() / 4 == other),
+            "{handles:?}"
+        );
         assert_eq!(pool.high_water_len(), 4);
     });
 }
