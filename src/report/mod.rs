@@ -9,11 +9,14 @@
 //! shared references; it never changes the block.
 
 mod concurrent;
+mod gather;
+use gather::{pool_rows, slots_of};
 mod layout;
 mod map;
 mod pool_row;
 #[cfg(test)]
 mod render_tests;
+mod scope_row;
 mod slots;
 mod svg;
 mod tree;
@@ -23,20 +26,18 @@ use alloc::vec::Vec;
 
 use crate::block::linear::LinearAllocator;
 use crate::concurrent::{ConcurrentScope, Inner};
-use crate::scope::info::{PoolLink, PoolSnapshot, ScopeInfo};
+use crate::scope::info::ScopeInfo;
 use crate::scope::ScopeStack;
-use crate::slots::carve::SLOTS_KIND;
 use alloc::string::String;
 
 use concurrent::{concurrent_of, concurrent_report};
 pub use concurrent::{ChunkReport, ConcurrentReport};
 #[doc(hidden)]
 pub use layout::{SvgLabel, SvgLayout};
-pub use map::{MemoryMap, ScopeReport};
+pub use map::MemoryMap;
 pub use pool_row::PoolReport;
+pub use scope_row::ScopeReport;
 pub use slots::{SlotReport, SlotState, SlotsReport};
-use tree::{SLOT, SLOTS};
-use type_name::short_type_name;
 
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 impl LinearAllocator {
@@ -93,137 +94,6 @@ impl LinearAllocator {
     fn offset_base(&self) -> usize {
         self.end_addr() - self.capacity()
     }
-}
-
-/// The rows of the pools carved from a scope, in the order they were made.
-pub(crate) fn pool_rows(info: &ScopeInfo, capacity: usize, block_start: usize) -> Vec<PoolReport> {
-    let mut pools = Vec::new();
-    // Each row's link `ptr` (as an address), and the one its snapshot says it owns.
-    let mut keys = Vec::new();
-    let mut link = info.pools();
-    while let Some(l) = link {
-        // SAFETY: pool links live in this scope's memory and stay valid while the
-        // scope is live (see `ScopeInfo::add_pool`).
-        let l = unsafe { l.as_ref() };
-        if l.kind == SLOTS_KIND {
-            // Listed after the pools, with a row per slot (see `slots_of`).
-            link = l.next;
-            continue;
-        }
-        // SAFETY: as above; `snapshot` was registered with this link's pool.
-        let p = unsafe { (l.snapshot)(l) };
-        let offset = pool_offset(&p, l, capacity, block_start);
-        pools.push(PoolReport {
-            kind: l.kind,
-            type_name: short_type_name(l.type_name),
-            full_type_name: l.type_name,
-            owner: None,
-            len: p.len,
-            capacity: p.capacity,
-            high_water_len: p.high_water_len,
-            high_water_exact: p.high_water_exact,
-            offset,
-            bytes: p.bytes.min(capacity - offset),
-        });
-        keys.push((l.ptr.as_ptr().addr(), p.owns));
-        link = l.next;
-    }
-    pools.reverse();
-    keys.reverse();
-    for (owner, &(_, owns)) in keys.iter().enumerate() {
-        let owned = owns.and_then(|o| keys.iter().position(|&(ptr, _)| ptr == o));
-        if let Some(row) = owned.and_then(|i| pools.get_mut(i)) {
-            row.owner = Some(owner);
-        }
-    }
-    for set in slots_of(info, capacity, block_start) {
-        let first = pools.len();
-        pools.extend(slot_pool_rows(&set, first));
-    }
-    pools
-}
-
-/// The pool-style rows of a `Slots`: one for the set (`kind` `"Slots"`, `len` slots
-/// held of `capacity`) and, owned by it, one per slot (`kind` `"Slot"`, `len` bytes
-/// used of `capacity` bytes, the holder's name as the type, or the state when it has
-/// none: `free`, `building`, `loaded`), so the text and the picture draw the slots
-/// nested in their set. `first` is the index the set's row will have.
-fn slot_pool_rows(report: &SlotsReport, first: usize) -> Vec<PoolReport> {
-    let mut rows = Vec::with_capacity(report.count + 1);
-    rows.push(PoolReport {
-        kind: SLOTS,
-        type_name: report.name.clone(),
-        full_type_name: "scope_stack::Slots",
-        owner: None,
-        len: report.loaded,
-        capacity: report.count,
-        high_water_len: report.most_loaded,
-        high_water_exact: true,
-        offset: report.offset,
-        bytes: report.stride * report.count,
-    });
-    for slot in &report.slots {
-        let type_name = match (&slot.holder, slot.state) {
-            (Some(name), _) => name.clone(),
-            (None, SlotState::Free) => String::from("free"),
-            (None, SlotState::Building) => String::from("building"),
-            (None, SlotState::Loaded) => String::from("loaded"),
-        };
-        rows.push(PoolReport {
-            kind: SLOT,
-            type_name,
-            full_type_name: "scope_stack::Slots",
-            owner: Some(first),
-            len: slot.used,
-            capacity: report.bytes_each,
-            high_water_len: slot.high_water_mark,
-            high_water_exact: true,
-            offset: slot.offset,
-            bytes: report.bytes_each,
-        });
-    }
-    rows
-}
-
-/// The reports of the [`Slots`](crate::Slots) carved from a scope, in the order made.
-pub(crate) fn slots_of(info: &ScopeInfo, capacity: usize, block_start: usize) -> Vec<SlotsReport> {
-    let mut out = Vec::new();
-    let mut link = info.pools();
-    while let Some(l) = link {
-        // SAFETY: as in `pool_rows`.
-        let l = unsafe { l.as_ref() };
-        if l.kind == SLOTS_KIND {
-            // SAFETY: a link of this kind was registered by `new_slots`; its scope is
-            // live.
-            out.push(unsafe { slots::slots_report(l, capacity, block_start) });
-        }
-        link = l.next;
-    }
-    out.reverse();
-    out
-}
-
-/// Where a pool's storage begins, as an offset inside the block.
-///
-/// A pool's storage address is outside the block when its first array holds a
-/// zero-sized type: Rust gives such an array a dangling address, since it takes no
-/// memory. The pool's side tables (`link.ptr`, scope memory by the contract of
-/// `PoolLink`) were carved right after it, so they mark where its bytes begin. If
-/// even those are elsewhere, the pool is shown where its link record sits.
-fn pool_offset(p: &PoolSnapshot, link: &PoolLink, capacity: usize, block_start: usize) -> usize {
-    let inside = |addr: usize| {
-        (block_start..=block_start + capacity)
-            .contains(&addr)
-            .then(|| addr - block_start)
-    };
-    inside(p.addr)
-        .or_else(|| inside(link.ptr.as_ptr().addr()))
-        .unwrap_or_else(|| {
-            core::ptr::from_ref(link)
-                .addr()
-                .clamp(block_start, block_start + capacity)
-                - block_start
-        })
 }
 
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]

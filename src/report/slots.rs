@@ -15,15 +15,8 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::scope::info::PoolLink;
-
-use super::concurrent::{concurrent_report, ConcurrentReport};
+use super::concurrent::ConcurrentReport;
 use super::pool_row::PoolReport;
-use super::pool_rows;
-use crate::scope::info::ScopeInfo;
-use crate::slots::carve::Slots;
-use crate::slots::table::{BUILDING, FREE};
-use crate::sync::Ordering;
 
 /// A [`Slots`](crate::Slots) in a [`ScopeReport`](crate::ScopeReport): the set and each
 /// slot.
@@ -118,99 +111,4 @@ pub enum SlotState {
     Building,
     /// A [`Loaded`](crate::Loaded) holds it.
     Loaded,
-}
-
-/// The report of the `Slots` that `link` names.
-///
-/// # Safety
-/// `link` was registered by `new_slots`, and its scope is live.
-pub(super) unsafe fn slots_report(
-    link: &PoolLink,
-    capacity: usize,
-    block_start: usize,
-) -> SlotsReport {
-    // SAFETY: per the caller, `ptr` points at the live `Slots`.
-    let slots = unsafe { link.ptr.cast::<Slots>().as_ref() };
-    let rows = (0..slots.count)
-        .map(|i| {
-            let view = slots.record(i).view();
-            // SAFETY: `capacity` is the carving block's, and the slots live (caller).
-            let (contents, concurrent) = unsafe { slot_contents(slots, i, capacity, block_start) };
-            let state = match view.state {
-                FREE => SlotState::Free,
-                BUILDING => SlotState::Building,
-                _ => SlotState::Loaded,
-            };
-            SlotReport {
-                index: i,
-                offset: slots.start_of(i) - block_start,
-                state,
-                holder: (state != SlotState::Free && view.name_len > 0)
-                    .then(|| String::from(view.name())),
-                used: view.used,
-                high_water_mark: view.high_water,
-                loads: view.loads,
-                contents,
-                concurrent,
-            }
-        })
-        .collect();
-    SlotsReport {
-        name: String::from(slots.name()),
-        offset: slots.region - block_start,
-        count: slots.count,
-        bytes_each: slots.bytes_each,
-        stride: slots.stride,
-        loaded: slots.loaded(),
-        most_loaded: slots.most_held.load(Ordering::Relaxed),
-        slots: rows,
-    }
-}
-
-/// What loaded slot `i` holds: the containers carved in its scope (and in its
-/// concurrent scope, for a slot loaded through one), and that concurrent scope's
-/// region. Nothing while the slot is free, being built or unloading.
-///
-/// # Safety
-/// `slots` are live, carved from a block of `capacity` bytes starting at
-/// `block_start`.
-unsafe fn slot_contents(
-    slots: &Slots,
-    i: usize,
-    capacity: usize,
-    block_start: usize,
-) -> (Vec<PoolReport>, Option<ConcurrentReport>) {
-    let Some(pin) = slots.record(i).pin_for_read() else {
-        return (Vec::new(), None);
-    };
-    let h = pin.holder_ptr();
-    // SAFETY: the pin keeps the slot loaded (its unload waits for the pin), and the
-    // holder wrote `info` and `concurrent` before it published the slot as loaded
-    // (release; the pin's check acquires). Only those two fields are read, through
-    // the raw pointer: the holder may be writing the others. A scope's container list
-    // and its extras are atomics (see `crate::scope::info`), and each container's
-    // snapshot reads only atomics.
-    unsafe {
-        let info = &*core::ptr::addr_of!((*h).info).cast::<ScopeInfo>();
-        let mut contents = pool_rows(info, capacity, block_start);
-        let mut concurrent = None;
-        if let Some(c) = *core::ptr::addr_of!((*h).concurrent) {
-            let inner = &c.as_ref().scope.inner;
-            let cinfo = inner.info.get().as_ref();
-            // The concurrent scope's rows follow the slot scope's: their `owner`
-            // indices count from the start of their own list, so they move too.
-            let first = contents.len();
-            contents.extend(
-                pool_rows(cinfo, capacity, block_start)
-                    .into_iter()
-                    .map(|mut row| {
-                        row.owner = row.owner.map(|o| o + first);
-                        row
-                    }),
-            );
-            concurrent = Some(concurrent_report(inner));
-        }
-        drop(pin);
-        (contents, concurrent)
-    }
 }

@@ -14,7 +14,8 @@ use super::concurrent::ConcurrentReport;
 use super::layout::{
     Band, Role, RowKind, SvgLabel, SvgLayout, Swatch, CHAR_WIDTH, FONT_FAMILY, SCOPE_DEPTH_COLOURS,
 };
-use super::map::{MemoryMap, ScopeReport};
+use super::map::MemoryMap;
+use super::scope_row::ScopeReport;
 use super::slots::SlotState;
 use super::tree::{containers, Item, RowItem, SlotView, SLOTS};
 

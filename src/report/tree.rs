@@ -6,7 +6,7 @@
 //! This module owns that walk, so that the table and the picture list the same things
 //! in the same order, and it owns how a `"Slot"` row is read: from its
 //! [`SlotReport`](super::slots::SlotReport) when the scope's
-//! [`slots`](super::map::ScopeReport::slots) has it (state, holder, used bytes, contents),
+//! [`slots`](super::scope_row::ScopeReport::slots) has it (state, holder, used bytes, contents),
 //! and from the row's own fields otherwise (a slot nested in another slot's contents).
 //!
 //! Invariant: every row of a scope's `pools`, and of each slot's `contents`, is listed
@@ -17,8 +17,8 @@
 use alloc::vec::Vec;
 
 use super::concurrent::ConcurrentReport;
-use super::map::ScopeReport;
 use super::pool_row::PoolReport;
+use super::scope_row::ScopeReport;
 use super::slots::{SlotReport, SlotState, SlotsReport};
 
 /// The [`PoolReport::kind`] of a `Slots` set's row.

@@ -1,0 +1,243 @@
+//! Gathering a report's rows from a live block: each scope's containers (pools,
+//! dense pools, stores), its `Slots` with a row per slot, and what each loaded slot
+//! holds, which nests the same rows one level down.
+//!
+//! Invariant: everything is read through the report records the containers registered
+//! (see `crate::scope::info::PoolLink`) and the atomics behind them, never through a
+//! container object the caller may hold `&mut` to; a loaded slot's contents only under
+//! its read pin (see `crate::slots::table`).
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::scope::info::{PoolLink, PoolSnapshot, ScopeInfo};
+use crate::slots::carve::{Slots, SLOTS_KIND};
+use crate::slots::table::{BUILDING, FREE};
+use crate::sync::Ordering;
+
+use super::concurrent::{concurrent_report, ConcurrentReport};
+use super::pool_row::PoolReport;
+use super::slots::{SlotReport, SlotState, SlotsReport};
+use super::tree::{SLOT, SLOTS};
+use super::type_name::short_type_name;
+
+/// The rows of the pools carved from a scope, in the order they were made.
+pub(crate) fn pool_rows(info: &ScopeInfo, capacity: usize, block_start: usize) -> Vec<PoolReport> {
+    let mut pools = Vec::new();
+    // Each row's link `ptr` (as an address), and the one its snapshot says it owns.
+    let mut keys = Vec::new();
+    let mut link = info.pools();
+    while let Some(l) = link {
+        // SAFETY: pool links live in this scope's memory and stay valid while the
+        // scope is live (see `ScopeInfo::add_pool`).
+        let l = unsafe { l.as_ref() };
+        if l.kind == SLOTS_KIND {
+            // Listed after the pools, with a row per slot (see `slots_of`).
+            link = l.next;
+            continue;
+        }
+        // SAFETY: as above; `snapshot` was registered with this link's pool.
+        let p = unsafe { (l.snapshot)(l) };
+        let offset = pool_offset(&p, l, capacity, block_start);
+        pools.push(PoolReport {
+            kind: l.kind,
+            type_name: short_type_name(l.type_name),
+            full_type_name: l.type_name,
+            owner: None,
+            len: p.len,
+            capacity: p.capacity,
+            high_water_len: p.high_water_len,
+            high_water_exact: p.high_water_exact,
+            offset,
+            bytes: p.bytes.min(capacity - offset),
+        });
+        keys.push((l.ptr.as_ptr().addr(), p.owns));
+        link = l.next;
+    }
+    pools.reverse();
+    keys.reverse();
+    for (owner, &(_, owns)) in keys.iter().enumerate() {
+        let owned = owns.and_then(|o| keys.iter().position(|&(ptr, _)| ptr == o));
+        if let Some(row) = owned.and_then(|i| pools.get_mut(i)) {
+            row.owner = Some(owner);
+        }
+    }
+    for set in slots_of(info, capacity, block_start) {
+        let first = pools.len();
+        pools.extend(slot_pool_rows(&set, first));
+    }
+    pools
+}
+
+/// The pool-style rows of a `Slots`: one for the set (`kind` `"Slots"`, `len` slots
+/// held of `capacity`) and, owned by it, one per slot (`kind` `"Slot"`, `len` bytes
+/// used of `capacity` bytes, the holder's name as the type, or the state when it has
+/// none: `free`, `building`, `loaded`), so the text and the picture draw the slots
+/// nested in their set. `first` is the index the set's row will have.
+fn slot_pool_rows(report: &SlotsReport, first: usize) -> Vec<PoolReport> {
+    let mut rows = Vec::with_capacity(report.count + 1);
+    rows.push(PoolReport {
+        kind: SLOTS,
+        type_name: report.name.clone(),
+        full_type_name: "scope_stack::Slots",
+        owner: None,
+        len: report.loaded,
+        capacity: report.count,
+        high_water_len: report.most_loaded,
+        high_water_exact: true,
+        offset: report.offset,
+        bytes: report.stride * report.count,
+    });
+    for slot in &report.slots {
+        let type_name = match (&slot.holder, slot.state) {
+            (Some(name), _) => name.clone(),
+            (None, SlotState::Free) => String::from("free"),
+            (None, SlotState::Building) => String::from("building"),
+            (None, SlotState::Loaded) => String::from("loaded"),
+        };
+        rows.push(PoolReport {
+            kind: SLOT,
+            type_name,
+            full_type_name: "scope_stack::Slots",
+            owner: Some(first),
+            len: slot.used,
+            capacity: report.bytes_each,
+            high_water_len: slot.high_water_mark,
+            high_water_exact: true,
+            offset: slot.offset,
+            bytes: report.bytes_each,
+        });
+    }
+    rows
+}
+
+/// The reports of the [`Slots`](crate::Slots) carved from a scope, in the order made.
+pub(crate) fn slots_of(info: &ScopeInfo, capacity: usize, block_start: usize) -> Vec<SlotsReport> {
+    let mut out = Vec::new();
+    let mut link = info.pools();
+    while let Some(l) = link {
+        // SAFETY: as in `pool_rows`.
+        let l = unsafe { l.as_ref() };
+        if l.kind == SLOTS_KIND {
+            // SAFETY: a link of this kind was registered by `new_slots`; its scope is
+            // live.
+            out.push(unsafe { slots_report(l, capacity, block_start) });
+        }
+        link = l.next;
+    }
+    out.reverse();
+    out
+}
+
+/// Where a pool's storage begins, as an offset inside the block.
+///
+/// A pool's storage address is outside the block when its first array holds a
+/// zero-sized type: Rust gives such an array a dangling address, since it takes no
+/// memory. The pool's side tables (`link.ptr`, scope memory by the contract of
+/// `PoolLink`) were carved right after it, so they mark where its bytes begin. If
+/// even those are elsewhere, the pool is shown where its link record sits.
+fn pool_offset(p: &PoolSnapshot, link: &PoolLink, capacity: usize, block_start: usize) -> usize {
+    let inside = |addr: usize| {
+        (block_start..=block_start + capacity)
+            .contains(&addr)
+            .then(|| addr - block_start)
+    };
+    inside(p.addr)
+        .or_else(|| inside(link.ptr.as_ptr().addr()))
+        .unwrap_or_else(|| {
+            core::ptr::from_ref(link)
+                .addr()
+                .clamp(block_start, block_start + capacity)
+                - block_start
+        })
+}
+
+/// The report of the `Slots` that `link` names.
+///
+/// # Safety
+/// `link` was registered by `new_slots`, and its scope is live.
+unsafe fn slots_report(link: &PoolLink, capacity: usize, block_start: usize) -> SlotsReport {
+    // SAFETY: per the caller, `ptr` points at the live `Slots`.
+    let slots = unsafe { link.ptr.cast::<Slots>().as_ref() };
+    let rows = (0..slots.count)
+        .map(|i| {
+            let view = slots.record(i).view();
+            // SAFETY: `capacity` is the carving block's, and the slots live (caller).
+            let (contents, concurrent) = unsafe { slot_contents(slots, i, capacity, block_start) };
+            let state = match view.state {
+                FREE => SlotState::Free,
+                BUILDING => SlotState::Building,
+                _ => SlotState::Loaded,
+            };
+            SlotReport {
+                index: i,
+                offset: slots.start_of(i) - block_start,
+                state,
+                holder: (state != SlotState::Free && view.name_len > 0)
+                    .then(|| String::from(view.name())),
+                used: view.used,
+                high_water_mark: view.high_water,
+                loads: view.loads,
+                contents,
+                concurrent,
+            }
+        })
+        .collect();
+    SlotsReport {
+        name: String::from(slots.name()),
+        offset: slots.region - block_start,
+        count: slots.count,
+        bytes_each: slots.bytes_each,
+        stride: slots.stride,
+        loaded: slots.loaded(),
+        most_loaded: slots.most_held.load(Ordering::Relaxed),
+        slots: rows,
+    }
+}
+
+/// What loaded slot `i` holds: the containers carved in its scope (and in its
+/// concurrent scope, for a slot loaded through one), and that concurrent scope's
+/// region. Nothing while the slot is free, being built or unloading.
+///
+/// # Safety
+/// `slots` are live, carved from a block of `capacity` bytes starting at
+/// `block_start`.
+unsafe fn slot_contents(
+    slots: &Slots,
+    i: usize,
+    capacity: usize,
+    block_start: usize,
+) -> (Vec<PoolReport>, Option<ConcurrentReport>) {
+    let Some(pin) = slots.record(i).pin_for_read() else {
+        return (Vec::new(), None);
+    };
+    let h = pin.holder_ptr();
+    // SAFETY: the pin keeps the slot loaded (its unload waits for the pin), and the
+    // holder wrote `info` and `concurrent` before it published the slot as loaded
+    // (release; the pin's check acquires). Only those two fields are read, through
+    // the raw pointer: the holder may be writing the others. A scope's container list
+    // and its extras are atomics (see `crate::scope::info`), and each container's
+    // snapshot reads only atomics.
+    unsafe {
+        let info = &*core::ptr::addr_of!((*h).info).cast::<ScopeInfo>();
+        let mut contents = pool_rows(info, capacity, block_start);
+        let mut concurrent = None;
+        if let Some(c) = *core::ptr::addr_of!((*h).concurrent) {
+            let inner = &c.as_ref().scope.inner;
+            let cinfo = inner.info.get().as_ref();
+            // The concurrent scope's rows follow the slot scope's: their `owner`
+            // indices count from the start of their own list, so they move too.
+            let first = contents.len();
+            contents.extend(
+                pool_rows(cinfo, capacity, block_start)
+                    .into_iter()
+                    .map(|mut row| {
+                        row.owner = row.owner.map(|o| o + first);
+                        row
+                    }),
+            );
+            concurrent = Some(concurrent_report(inner));
+        }
+        drop(pin);
+        (contents, concurrent)
+    }
+}
