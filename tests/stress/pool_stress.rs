@@ -14,6 +14,8 @@ const THREADS: usize = 4;
 fn ops_per_thread() -> usize {
     if cfg!(miri) {
         200
+    } else if cfg!(debug_assertions) {
+        30_000 // `cargo test` in debug: the full count runs in release (CI)
     } else {
         300_000 // 4 threads: 1.2M inserts or erases per run
     }
@@ -265,7 +267,13 @@ fn eight_threads_one_shard() {
 
 #[test]
 fn waiters_on_a_tiny_pool_all_finish() {
-    let rounds = if cfg!(miri) { 50 } else { 100_000 };
+    let rounds = if cfg!(miri) {
+        50
+    } else if cfg!(debug_assertions) {
+        10_000
+    } else {
+        100_000
+    };
     let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
     memory.scope("stress", |scope| {
         let pool = &*scope.new_pool::<Payload>(2);
@@ -293,7 +301,13 @@ fn waiters_on_a_tiny_pool_all_finish() {
 
 #[test]
 fn readers_see_pooled_objects_intact_while_writers_churn() {
-    let rounds = if cfg!(miri) { 100 } else { 200_000 };
+    let rounds = if cfg!(miri) {
+        100
+    } else if cfg!(debug_assertions) {
+        20_000
+    } else {
+        200_000
+    };
     let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
     memory.scope("stress", |scope| {
         let pool = scope.new_pool::<Payload>(32);
