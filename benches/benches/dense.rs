@@ -5,6 +5,8 @@
 //!   iteration, in a container of 16384 slots holding 10 000 live objects.
 //! - `iterate`: sum one field of every live object, after the same churn (so the
 //!   sparse containers have holes and the pool's roster is shuffled).
+//! - `iterate_keys`: the same walk with each object's key (`iter()`), folding the key's
+//!   bits into the sum so that it is really built.
 //!
 //! Run with `cargo bench -p benches --bench dense`. The README quotes the median ratios of one run.
 
@@ -13,7 +15,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use scope_stack::{DensePool, LinearAllocator};
-use slotmap::{DefaultKey, DenseSlotMap, SlotMap};
+use slotmap::{DefaultKey, DenseSlotMap, Key, SlotMap};
 
 /// A small game object: position, velocity, a couple of ids.
 type Obj = [u64; 4];
@@ -56,6 +58,7 @@ trait Container {
     fn insert(&mut self, v: Obj) -> Self::Key;
     fn remove(&mut self, k: Self::Key);
     fn sum(&self) -> u64;
+    fn sum_with_keys(&self) -> u64;
 }
 
 impl Container for &mut DensePool<'_, Obj> {
@@ -75,6 +78,12 @@ impl Container for &mut DensePool<'_, Obj> {
     fn sum(&self) -> u64 {
         self.values().map(|o| o[0]).sum()
     }
+    #[inline(always)]
+    fn sum_with_keys(&self) -> u64 {
+        self.iter()
+            .map(|(k, o)| o[0] ^ k.to_bits())
+            .fold(0, u64::wrapping_add)
+    }
 }
 
 impl Container for SlotMap<DefaultKey, Obj> {
@@ -90,6 +99,12 @@ impl Container for SlotMap<DefaultKey, Obj> {
     #[inline(always)]
     fn sum(&self) -> u64 {
         self.values().map(|o| o[0]).sum()
+    }
+    #[inline(always)]
+    fn sum_with_keys(&self) -> u64 {
+        self.iter()
+            .map(|(k, o)| o[0] ^ k.data().as_ffi())
+            .fold(0, u64::wrapping_add)
     }
 }
 
@@ -107,6 +122,12 @@ impl Container for DenseSlotMap<DefaultKey, Obj> {
     fn sum(&self) -> u64 {
         self.values().map(|o| o[0]).sum()
     }
+    #[inline(always)]
+    fn sum_with_keys(&self) -> u64 {
+        self.iter()
+            .map(|(k, o)| o[0] ^ k.data().as_ffi())
+            .fold(0, u64::wrapping_add)
+    }
 }
 
 impl Container for slab::Slab<Obj> {
@@ -123,6 +144,12 @@ impl Container for slab::Slab<Obj> {
     fn sum(&self) -> u64 {
         self.iter().map(|(_, o)| o[0]).sum()
     }
+    #[inline(always)]
+    fn sum_with_keys(&self) -> u64 {
+        self.iter()
+            .map(|(k, o)| o[0] ^ k as u64)
+            .fold(0, u64::wrapping_add)
+    }
 }
 
 impl Container for thunderdome::Arena<Obj> {
@@ -138,6 +165,12 @@ impl Container for thunderdome::Arena<Obj> {
     #[inline(always)]
     fn sum(&self) -> u64 {
         self.iter().map(|(_, o)| o[0]).sum()
+    }
+    #[inline(always)]
+    fn sum_with_keys(&self) -> u64 {
+        self.iter()
+            .map(|(k, o)| o[0] ^ k.to_bits())
+            .fold(0, u64::wrapping_add)
     }
 }
 
@@ -179,6 +212,11 @@ fn run<C: Container>(c: &mut Criterion, name: &str, mut container: C) {
     let mut g = c.benchmark_group("dense/iterate");
     g.throughput(Throughput::Elements(LIVE as u64));
     g.bench_function(name, |b| b.iter(|| black_box(&container).sum()));
+    g.finish();
+
+    let mut g = c.benchmark_group("dense/iterate_keys");
+    g.throughput(Throughput::Elements(LIVE as u64));
+    g.bench_function(name, |b| b.iter(|| black_box(&container).sum_with_keys()));
     g.finish();
 }
 
