@@ -8,7 +8,8 @@
 //! - `iterate_keys`: the same walk with each object's key (`iter()`), folding the key's
 //!   bits into the sum so that it is really built.
 //!
-//! Run with `cargo bench -p benches --bench dense`. The README quotes the median ratios of one run.
+//! Run with `cargo bench -p benches --bench dense`. The README quotes ratios taken within
+//! runs (docs/PERFORMANCE.md says how many and shows each).
 //!
 //! Times are the benchmark thread's CPU time (`CLOCK_THREAD_CPUTIME_ID` on Linux; wall
 //! time elsewhere): on a shared machine, time spent running other processes does not

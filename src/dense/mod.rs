@@ -7,9 +7,10 @@
 //! This pool keeps the seed's swap-delete *roster*, with the objects stored in roster
 //! order. Three arrays:
 //!
-//! - the **roster**: one entry per slot, `{slot index, generation}`, a permutation of
-//!   all slots split by `len` into the live part (`roster[..len]`) and the free part
-//!   (`roster[len..]`). A generation is odd while its slot is live;
+//! - the **roster**: one 8-byte entry per position, `generation << 32 | slot index`
+//!   (the handle of the slot's object, without the pool's tag). Its slot indices are a
+//!   permutation of all slots, split by `len` into the live part (`roster[..len]`) and
+//!   the free part (`roster[len..]`). A generation is odd while its slot is live;
 //! - the **values**: cell `k` holds the object of the slot named by `roster[k]`, so
 //!   `values[..len]` are exactly the live objects, with no gaps;
 //! - the **slots**, indexed by a handle's slot index: where that slot's entry sits in
@@ -27,8 +28,19 @@
 //! Objects therefore **move**: removing one moves the last live object into its cell.
 //! This is sound and invisible to safe code, because every reference into the pool
 //! borrows it and [`remove`](DensePool::remove) (like every other call that moves an
-//! object) takes `&mut self`, so no `&T` can survive a move. A [`DenseHandle`] names a
-//! slot, not a cell, and keeps naming the same object for as long as it lives.
+//! object: [`retain`](DensePool::retain), [`insert_evicting`](DensePool::insert_evicting))
+//! takes `&mut self`, so no `&T` can survive a move. A [`DenseHandle`] names a slot, not
+//! a cell, and keeps naming the same object for as long as it lives. What moving
+//! changes, against a pool whose objects stay put:
+//!
+//! - An object's address is stable only until the next call that takes `&mut self`;
+//!   a raw pointer kept past one may point at another object, or at a free cell.
+//! - Moving is a bitwise copy, like `Vec::swap_remove`'s; no `Clone` or `Drop` runs.
+//! - The free cells are the tail of the value array, one per free slot (the one at its
+//!   roster position): `debug-fill` paints the cell a removal vacates, and its
+//!   `DensePool::freed_slot_bytes` shows a free slot's cell.
+//! - Nothing else: handles, the iteration order (the roster's, as before), reports
+//!   (which never read the values) and the errors are as they were.
 //!
 //! ```
 //! use scope_stack::LinearAllocator;
@@ -53,18 +65,19 @@
 //! # Invariants
 //!
 //! With `n = capacity`:
-//! - The entries' slot indices `roster[..n].index` are a permutation of `0..n`, and
-//!   `slots[roster[k].index] == k` for every `k < n` (the slots are the roster's
+//! - The slot indices of the entries `roster[..n]` are a permutation of `0..n`, and
+//!   `slots[index(roster[k])] == k` for every `k < n` (the slots are the roster's
 //!   inverse). So slot `i`'s entry is `roster[slots[i]]`, and its generation is that
 //!   entry's.
 //! - `values[k]` is initialised exactly when `k < len`, and then it is the object of
-//!   slot `roster[k].index`.
+//!   the slot that `roster[k]` names.
 //! - Slot `i` is live exactly when `slots[i] < len`, exactly when its generation is
 //!   odd. Every insert and every removal adds one to the slot's generation, so its
 //!   parity flips with the slot's state.
 //! - A lookup by handle yields a position only if the handle's tag is this pool's, its
 //!   index `i` is below `n`, and its generation equals slot `i`'s current, odd
-//!   generation; so a lookup can never reach a free cell, whatever bits the handle
+//!   generation (one compare of the entry at `slots[i]` with the handle's bits, tag
+//!   taken out); so a lookup can never reach a free cell, whatever bits the handle
 //!   holds.
 //! - With the `debug-fill` feature, every free cell (`values[len..]`) holds the pattern
 //!   [`debug_fill::FREED_SLOT`](crate::block::debug_fill::FREED_SLOT) (`0x1deadb0b`): all
@@ -153,21 +166,24 @@
 //!
 //! - **`len`** is counted at report time, O(capacity), from the roster's generation
 //!   words: each slot's generation is in exactly one entry, and a slot is live exactly
-//!   when it is odd. Nothing is added to insert or remove for it. The generation words
-//!   are `AtomicU32`s used with `Relaxed` loads and stores, which compile to plain
+//!   when it is odd. Nothing is added to insert or remove for it. The entries are
+//!   `AtomicU64`s used with `Relaxed` loads and stores, which compile to plain 8-byte
 //!   moves; that only makes a report on another thread a race-free read. A remove
 //!   first overwrites the removed object's (odd) entry with the last live one's, then
-//!   makes the vacated last entry even, so the number of odd words goes from `len` to
-//!   `len - 1` and never passes through anything else.
+//!   makes the vacated last entry even, so the number of odd entries goes from `len` to
+//!   `len - 1` and never passes through anything else; and since objects only move
+//!   towards the front, a report's front-to-back count never meets one twice.
 //! - **The high-water mark** is kept, not computed. It could in principle be derived
 //!   at report time (the slots ever used are exactly `roster[..max_len]`, and a slot
 //!   never used still holds the pool's seed generation), but a slot's generation comes
 //!   back to the seed after 2^31 insert/remove cycles, a few seconds of churn on a
 //!   one-slot pool, and the count would then be wrong. So the pool keeps `high_water`
-//!   in its own struct, on the cache line `insert` already writes for `len`; `insert`
-//!   makes one well-predicted compare against it, and only when `len` passes it (at
-//!   most `capacity` times in the pool's life, never in steady churn) stores the new
-//!   mark to the word after the roster for reports. Remove pays nothing.
+//!   in its own struct, on the cache line `insert` already writes for `len`. `insert`
+//!   compares `len` with it instead of with the capacity (`len <= high_water <=
+//!   capacity`, so the one well-predicted compare also catches a full pool), and only
+//!   when `len` passes it (at most `capacity` times in the pool's life, never in steady
+//!   churn) stores the new mark, after the new object is live, to the word after the
+//!   roster for reports. Remove pays nothing.
 //!
 //! The record itself (a few words) is allocated after the pool; if the scope has no
 //! room left for it, the pool is made all the same and is only missing from reports.
