@@ -29,10 +29,10 @@ impl<'s, T> DensePool<'s, T> {
     /// ```
     #[inline]
     pub fn get(&self, handle: DenseHandle<T>) -> Option<&T> {
-        let index = self.find(handle)?;
-        // SAFETY: `find` only returns live slots; `&self` keeps them from being removed
-        // or written while the reference lives.
-        Some(unsafe { &*self.slot_ptr(index) })
+        let position = self.find(handle)?;
+        // SAFETY: `find` only returns live positions; `&self` keeps their objects from
+        // being moved, removed or written while the reference lives.
+        Some(unsafe { &*self.value_ptr(position) })
     }
 
     /// The object a handle names, mutably, or `None` (see [`get`](Self::get)). O(1).
@@ -49,9 +49,9 @@ impl<'s, T> DensePool<'s, T> {
     /// ```
     #[inline]
     pub fn get_mut(&mut self, handle: DenseHandle<T>) -> Option<&mut T> {
-        let index = self.find(handle)?;
+        let position = self.find(handle)?;
         // SAFETY: as in `get`, and `&mut self` makes the reference unique.
-        Some(unsafe { &mut *self.slot_ptr(index) })
+        Some(unsafe { &mut *self.value_ptr(position) })
     }
 
     /// Whether a handle names a live object of this pool.
@@ -153,10 +153,8 @@ impl<'s, T> DensePool<'s, T> {
     #[inline]
     pub fn iter(&self) -> Iter<'_, T> {
         Iter {
-            roster: self.live_roster().iter(),
-            slots: self.slots,
-            tag: self.tag,
-            _borrow: PhantomData,
+            values: self.live_values().iter(),
+            handles: self.handles(),
         }
     }
 
@@ -178,19 +176,19 @@ impl<'s, T> DensePool<'s, T> {
     /// ```
     #[inline]
     pub fn iter_mut(&mut self) -> IterMut<'_, T> {
-        // SAFETY: as in `live_roster`; the slice borrows `self` mutably through the
-        // iterator's lifetime, and the roster is a different array from the slots.
-        let roster = unsafe { core::slice::from_raw_parts(self.roster.as_ptr(), self.len()) };
+        // SAFETY: the pool is borrowed mutably for the iterator's lifetime; the roster
+        // is an array apart from the values, which are reached only through the
+        // `&mut [T]` below.
+        let handles = unsafe { self.handles_unbound() };
         IterMut {
-            roster: roster.iter(),
-            slots: self.slots,
-            tag: self.tag,
-            _borrow: PhantomData,
+            values: self.live_values_mut().iter_mut(),
+            handles,
         }
     }
 
     /// Every live object, in the order of [`iter`](Self::iter): the pool's fastest walk,
-    /// one roster entry and one object per step, with no per-slot test.
+    /// a walk over one packed slice of objects, with no per-slot test and no
+    /// indirection.
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -206,9 +204,7 @@ impl<'s, T> DensePool<'s, T> {
     #[inline]
     pub fn values(&self) -> Values<'_, T> {
         Values {
-            roster: self.live_roster().iter(),
-            slots: self.slots,
-            _borrow: PhantomData,
+            values: self.live_values().iter(),
         }
     }
 
@@ -227,13 +223,8 @@ impl<'s, T> DensePool<'s, T> {
     /// ```
     #[inline]
     pub fn values_mut(&mut self) -> ValuesMut<'_, T> {
-        // SAFETY: as in `live_roster`; the slice borrows `self` mutably through the
-        // iterator's lifetime, and the roster is a different array from the slots.
-        let roster = unsafe { core::slice::from_raw_parts(self.roster.as_ptr(), self.len()) };
         ValuesMut {
-            roster: roster.iter(),
-            slots: self.slots,
-            _borrow: PhantomData,
+            values: self.live_values_mut().iter_mut(),
         }
     }
 
@@ -256,16 +247,41 @@ impl<'s, T> DensePool<'s, T> {
     /// ```
     #[inline]
     pub fn handles(&self) -> Handles<'_, T> {
+        // SAFETY: `&self` is borrowed for the result's lifetime.
+        unsafe { self.handles_unbound() }
+    }
+
+    /// The handles walk, with a lifetime the caller picks.
+    ///
+    /// # Safety
+    /// The pool is borrowed (shared or mutably) for `'a`, so the live roster does not
+    /// change.
+    #[inline(always)]
+    unsafe fn handles_unbound<'a>(&self) -> Handles<'a, T> {
+        // SAFETY: the roster has `capacity >= len` initialised entries; nothing writes
+        // them for `'a` (caller). A report on another thread may read their generation
+        // words meanwhile, through atomics, which a shared slice allows.
+        let roster = unsafe { core::slice::from_raw_parts(self.roster.as_ptr(), self.len()) };
         Handles {
-            roster: self.live_roster().iter(),
-            slots: self.slots,
-            tag: self.tag,
-            _borrow: PhantomData,
+            roster: roster.iter(),
+            tag_bits: self.tag_bits,
+            _type: PhantomData,
         }
     }
 
-    /// The bytes of a free slot, or `None` when the slot is live or out of range. With
-    /// the `debug-fill` feature every free slot is painted with
+    /// The live objects, packed, mutably.
+    #[inline(always)]
+    fn live_values_mut(&mut self) -> &mut [T] {
+        // SAFETY: `values[..len]` are initialised (module invariant), and `&mut self`
+        // makes the slice unique: the pool reaches the values only through `self`.
+        unsafe { core::slice::from_raw_parts_mut(self.values.as_ptr(), self.len as usize) }
+    }
+
+    /// The bytes of the free cell a free slot owns, or `None` when the slot is live or
+    /// out of range. A free slot owns the free cell at its roster position: the cells
+    /// past `len` are exactly the free ones, one per free slot, and after a removal
+    /// the removed object's slot owns the cell the move vacated. With the `debug-fill`
+    /// feature every free cell is painted with
     /// [`debug_fill::FREED_SLOT`](crate::block::debug_fill::FREED_SLOT) (`0x1deadb0b`), so
     /// this shows the pattern; it is a debugging aid for tests and tools.
     ///
@@ -287,15 +303,19 @@ impl<'s, T> DensePool<'s, T> {
         if index >= self.capacity() {
             return None;
         }
-        // SAFETY: `index < capacity`.
-        let generation = unsafe { (*self.entry(index)).generation.load(Ordering::Relaxed) };
-        if generation & 1 == 1 {
+        // SAFETY: `index < capacity`, so its position is below `capacity` too.
+        let (position, entry) = unsafe {
+            let position = *self.slot(index) as usize;
+            (position, self.entry(position).load(Ordering::Relaxed))
+        };
+        if super::entry::is_live(entry) {
             return None;
         }
-        // SAFETY: the slot is free, so (module invariant, `debug-fill` feature) all its
-        // bytes were painted; nothing writes them while `&self` lives.
+        // SAFETY: the slot is free, so its position is at least `len` (module
+        // invariant) and below `capacity`: the cell is free, and (`debug-fill` feature)
+        // all its bytes were painted; nothing writes them while `&self` lives.
         Some(unsafe {
-            core::slice::from_raw_parts(self.slot_ptr(index).cast::<u8>(), size_of::<T>())
+            core::slice::from_raw_parts(self.value_ptr(position).cast::<u8>(), size_of::<T>())
         })
     }
 }

@@ -1,27 +1,28 @@
 //! Carving a dense pool out of a scope, and what it tells a memory map.
 //!
-//! This module owns construction and the report hook. Invariants: the slots and the
-//! roster are carved from the scope (no global heap), every slot starts free; the
-//! report reads only the slots' generation words and the high-water word it was
-//! registered with, never the pool object.
+//! This module owns construction and the report hook. Invariants: the values, the slots
+//! and the roster are carved from the scope (no global heap), every slot starts free;
+//! the report reads only the roster's entries (their generations) and the high-water
+//! word it was registered with, never the pool object and never a value (values move inside their
+//! array; the report does not look there).
+use core::alloc::Layout;
 use core::marker::PhantomData;
 use core::mem::size_of;
-use core::ptr::{self};
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use crate::error::AllocError;
+use crate::error::{AllocError, AllocErrorKind};
 use crate::scope::info::{PoolLink, PoolSnapshot};
 use crate::scope::place::{self, check_capacity, try_alloc_array_uninit, Core as Surface};
 use crate::scope::ScopeStack;
 
-use super::handle::MAX_CAPACITY;
-use super::slot::Slot;
+use super::entry::{self, Entry};
+use super::handle::{INDEX_BITS, MAX_CAPACITY};
 use super::{DensePool, DENSE_POOL_IDS};
 
 impl<'s> ScopeStack<'s> {
     /// Carves a [`DensePool`] of `capacity` slots out of this scope.
     ///
-    /// The slots, roster and bookkeeping arrays are allocated first, then the pool object
+    /// The value, slot and roster arrays are allocated first, then the pool object
     /// with a finalizer: when the scope unwinds, the live objects are dropped, then the
     /// memory rewinds.
     ///
@@ -152,28 +153,37 @@ pub(crate) unsafe fn try_new_dense_pool_in<'s, C: Surface<'s>, T>(
         size_of::<T>() + 12,
         crate::error::Subject::dense_pool::<T>(capacity),
     )?;
-    let slots = try_alloc_array_uninit::<C, Slot<T>>(c, capacity)?;
-    // One more word after the roster: the high-water mark that reports read.
-    let roster = try_alloc_array_uninit::<C, u32>(c, capacity + 1)?;
+    // Values first: they have the largest alignment (as a rule), and the word arrays
+    // after them then need no padding. The roster is `capacity` 8-byte entries and one
+    // 4-byte word after them, the high-water mark that reports read: `2 * capacity + 1`
+    // `u32`s, aligned for an `Entry`.
+    let values = try_alloc_array_uninit::<C, T>(c, capacity)?;
+    let roster_layout = Layout::from_size_align(
+        (2 * capacity + 1) * size_of::<u32>(),
+        core::mem::align_of::<Entry>(),
+    )
+    .map_err(|_| c.error(AllocErrorKind::CapacityOverflow, usize::MAX, 8))?;
+    let roster = place::try_alloc_layout(c, roster_layout)?.cast::<Entry>();
+    let slots = try_alloc_array_uninit::<C, u32>(c, capacity)?;
 
     let id = DENSE_POOL_IDS.fetch_add(1, Ordering::Relaxed);
     // Even (free) starting generations, different for every pool, so pools that
     // share a tag rarely accept each other's handles (see `DenseHandle`).
     let seed = id.wrapping_mul(0x9E37_79B9) & !1;
     for i in 0..capacity {
-        // SAFETY: `i < capacity`, and both arrays have `capacity` elements of fresh,
-        // aligned memory that lives until this scope rewinds. Only the bookkeeping
-        // fields are written; the values stay uninitialised (free).
+        // SAFETY: `i < capacity`; the roster has room for `capacity` entries and the
+        // slots for `capacity` words, all fresh, aligned memory that lives until this
+        // scope rewinds. Slot `i` starts at position `i`, free. The values stay
+        // uninitialised (free).
         unsafe {
-            roster.add(i).write(i as u32);
-            let slot = slots.add(i).as_ptr();
-            ptr::addr_of_mut!((*slot).generation).write(AtomicU32::new(seed));
-            ptr::addr_of_mut!((*slot).position).write(i as u32);
+            roster
+                .add(i)
+                .write(Entry::new(entry::entry(i as u32, seed)));
+            slots.add(i).write(i as u32);
         }
     }
-    // SAFETY: the roster has `capacity + 1` elements; the last one is the report's
-    // high-water word, only ever accessed as an `AtomicU32` (same size and alignment
-    // as `u32`).
+    // SAFETY: the roster's last word, after the `capacity` entries, is the report's
+    // high-water word, only ever accessed as an `AtomicU32` (4-byte aligned there).
     unsafe {
         roster
             .add(capacity)
@@ -181,18 +191,19 @@ pub(crate) unsafe fn try_new_dense_pool_in<'s, C: Surface<'s>, T>(
             .write(AtomicU32::new(0))
     };
     let pool = DensePool {
+        values,
         slots,
         roster,
         len: 0,
         capacity: capacity as u32,
-        tag: id & 0xFF,
+        tag_bits: (id & 0xFF) << INDEX_BITS,
         high_water: 0,
         _scope: PhantomData,
         _owns: PhantomData,
     };
     #[cfg(feature = "debug-fill")]
     for i in 0..capacity {
-        // SAFETY: `i < capacity`; every slot is free.
+        // SAFETY: `i < capacity`; every cell is free.
         unsafe { pool.poison(i) };
     }
     // SAFETY: `new_object_unchecked`'s drop contract: the destructor drops `'static`
@@ -202,16 +213,19 @@ pub(crate) unsafe fn try_new_dense_pool_in<'s, C: Surface<'s>, T>(
         Ok(p) => p,
         Err(e) => return Err(e.error),
     };
-    // Register with the scope for reports. The link names only the slot array and
+    // Register with the scope for reports. The link names only the roster and
     // the high-water word (scope memory the pool reaches through raw pointers), never
-    // the pool object, which the caller holds `&mut` to. When the link finds no room
-    // the pool works all the same, it is only left out of reports.
-    // The two arrays' bytes, counted by size: on a concurrent scope the roster may lie
-    // in another chunk than the slots, so the distance between them means nothing.
-    let start = slots.as_ptr().addr();
-    let bytes = capacity * size_of::<Slot<T>>() + (capacity + 1) * size_of::<u32>();
+    // the pool object, which the caller holds `&mut` to, nor the values. When the link
+    // finds no room the pool works all the same, it is only left out of reports.
+    // The three arrays' bytes, counted by size: on a concurrent scope they may lie in
+    // different chunks, so the distance between them means nothing. The pool is shown
+    // where its first array, the values, starts.
+    let start = values.as_ptr().addr();
+    let bytes = capacity * size_of::<T>()
+        + capacity * size_of::<Entry>()
+        + (capacity + 1) * size_of::<u32>();
     let link = PoolLink {
-        ptr: slots.cast(),
+        ptr: roster.cast(),
         words: [
             start,
             bytes,
@@ -221,10 +235,10 @@ pub(crate) unsafe fn try_new_dense_pool_in<'s, C: Surface<'s>, T>(
         ],
         kind: "DensePool",
         type_name: core::any::type_name::<T>(),
-        snapshot: dense_snapshot::<T>,
+        snapshot: dense_snapshot,
         next: None,
     };
-    // SAFETY: `dense_snapshot::<T>` reads the slot array's generation words and the
+    // SAFETY: `dense_snapshot` reads the roster's generation words and the
     // high-water word (see its contract), both carved above in this scope and valid
     // until it ends.
     unsafe { c.register_pool(link) };
@@ -232,33 +246,37 @@ pub(crate) unsafe fn try_new_dense_pool_in<'s, C: Surface<'s>, T>(
 }
 
 /// Reads a registered dense pool's statistics for a memory map report: `len` by
-/// counting the slots whose generation is odd (O(capacity)), the high-water mark from
-/// the word after the roster, which `insert` keeps.
+/// counting the roster entries whose generation is odd (O(capacity); each slot's
+/// generation is in exactly one entry), the high-water mark from the word after the
+/// roster, which `insert` keeps.
 ///
-/// Only the slots' generation words and the high-water word are read, with `Relaxed`
+/// Only the roster's generation words and the high-water word are read, with `Relaxed`
 /// atomic loads and through the block's provenance (`link.ptr`). They never overlap a
-/// value (`&T` and `&mut T` handed out by the pool cover a slot's `value` field alone),
-/// no `&Slot<T>` or `&mut Slot<T>` is ever made, and the pool only reaches them
-/// through raw pointers; so the caller may hold `&mut DensePool` or `&mut T` into a
-/// slot, even on another thread, while this runs. A report taken while another thread
-/// uses the pool sees each word either before or after a change.
+/// value (values live in an array of their own, which this never reads: objects move
+/// there, and `&T` and `&mut T` handed out by the pool point there), no `&Entry` or
+/// `&mut Entry` is made here, and the pool writes entries only through raw pointers
+/// (its iterators hold shared slices of them, which allow atomic reads); so the caller
+/// may hold `&mut DensePool` or `&mut T` into the pool, even on another thread, while
+/// this runs. A report taken while another thread uses the pool sees each word either
+/// before or after a change; a remove never makes more words odd than there are live
+/// objects (see [Reports](crate::dense#reports)).
 ///
 /// # Safety
-/// `link` was filled in by `try_new_dense_pool::<T>`, and its pool's scope is live.
+/// `link` was filled in by `try_new_dense_pool`, and its pool's scope is live.
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
-unsafe fn dense_snapshot<T>(link: &PoolLink) -> PoolSnapshot {
+unsafe fn dense_snapshot(link: &PoolLink) -> PoolSnapshot {
     let [addr, bytes, capacity, high_water, _] = link.words;
-    let slots = link.ptr.cast::<Slot<T>>().as_ptr();
+    let roster = link.ptr.cast::<Entry>().as_ptr();
     let mut len = 0;
     for i in 0..capacity {
-        // SAFETY: `i < capacity`, the slot array's length; its generation words are
+        // SAFETY: `i < capacity`, the roster's length; its generation words are
         // initialised from the start and stay valid while the scope lives (caller).
-        // Only the field is borrowed, as an atomic (see above).
-        let generation = unsafe { (*slots.add(i)).generation.load(Ordering::Relaxed) };
-        len += (generation & 1) as usize;
+        // It is only ever accessed as an atomic (see above).
+        let word = unsafe { (*roster.add(i)).load(Ordering::Relaxed) };
+        len += entry::is_live(word) as usize;
     }
-    // SAFETY: `high_water` is the address of the `AtomicU32` after the roster, carved
-    // in the same block as the slots, so the block's provenance reaches it; it was
+    // SAFETY: `high_water` is the address of the `AtomicU32` after the roster's
+    // entries, in the same allocation, so `link.ptr`'s provenance reaches it; it was
     // initialised before the link was registered.
     let high_water = unsafe { &*link.ptr.as_ptr().with_addr(high_water).cast::<AtomicU32>() };
     PoolSnapshot {

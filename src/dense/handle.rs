@@ -10,7 +10,7 @@ use core::marker::PhantomData;
 /// Bits of a handle's slot word that hold the slot index.
 pub(super) const INDEX_BITS: u32 = 24;
 /// Mask of the index bits.
-pub(super) const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
+const INDEX_MASK: u32 = (1 << INDEX_BITS) - 1;
 /// The largest capacity a dense pool accepts (2^24 slots).
 pub(super) const MAX_CAPACITY: usize = 1 << INDEX_BITS;
 
@@ -47,28 +47,36 @@ pub(super) const MAX_CAPACITY: usize = 1 << INDEX_BITS;
 ///     assert_eq!(core::mem::size_of::<DenseHandle<String>>(), 8);
 /// });
 /// ```
-#[repr(C)]
 pub struct DenseHandle<T> {
-    /// Slot index (low 24 bits) and pool tag (high 8 bits).
-    pub(super) slot: u32,
-    /// The slot's generation when the object was inserted (odd).
-    pub(super) generation: u32,
+    /// One word, so that a handle moves and compares as one: the slot's generation when
+    /// the object was inserted (odd) in the high 32 bits, the pool's tag in bits 24..32,
+    /// the slot index in bits 0..24.
+    bits: u64,
     _type: PhantomData<fn() -> T>,
 }
 
 static_assertions::assert_eq_size!(DenseHandle<[u64; 16]>, u64);
 
 impl<T> DenseHandle<T> {
+    /// The handle for a roster entry (`generation << 32 | index`) of the pool whose
+    /// tag bits (`tag << INDEX_BITS`) are `tag_bits`. An entry's index is below 2^24,
+    /// so the tag lands in the bits above it.
     #[inline(always)]
-    pub(super) fn new(index: u32, tag: u32, generation: u32) -> Self {
-        DenseHandle {
-            slot: index | (tag << INDEX_BITS),
-            generation,
-            _type: PhantomData,
-        }
+    pub(super) fn from_entry(entry: u64, tag_bits: u32) -> Self {
+        Self::from_bits(entry | tag_bits as u64)
     }
 
-    /// The slot index: where the object lives in the pool's slot array.
+    /// The roster entry this handle would match in the pool whose tag bits are
+    /// `tag_bits`: its bits with the tag taken out. If the tag is not the pool's, tag
+    /// bits are left above the index, which then reads as at least 2^24.
+    #[inline(always)]
+    pub(super) fn entry_for(self, tag_bits: u32) -> u64 {
+        self.to_bits() ^ tag_bits as u64
+    }
+
+    /// The slot index: which entry of the pool's slot table names the object. It stays
+    /// the same for as long as the object lives, although the object itself may move
+    /// within the pool when others are removed.
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -79,7 +87,7 @@ impl<T> DenseHandle<T> {
     /// });
     /// ```
     pub fn index(self) -> usize {
-        (self.slot & INDEX_MASK) as usize
+        (self.bits as u32 & INDEX_MASK) as usize
     }
 
     /// How many times the slot had been filled before this object, counting from the
@@ -99,7 +107,7 @@ impl<T> DenseHandle<T> {
     /// });
     /// ```
     pub fn generation(self) -> u32 {
-        self.generation >> 1
+        (self.bits >> 33) as u32
     }
 
     /// The handle as one `u64`, for storing it in plain data.
@@ -113,8 +121,9 @@ impl<T> DenseHandle<T> {
     ///     assert_eq!(DenseHandle::<u32>::from_bits(h.to_bits()), h);
     /// });
     /// ```
+    #[inline]
     pub fn to_bits(self) -> u64 {
-        (self.generation as u64) << 32 | self.slot as u64
+        self.bits
     }
 
     /// Rebuilds a handle from [`to_bits`](Self::to_bits). Any `u64` is accepted; one that
@@ -129,10 +138,10 @@ impl<T> DenseHandle<T> {
     ///     assert_eq!(pool.get(DenseHandle::from_bits(0)), None);
     /// });
     /// ```
+    #[inline]
     pub fn from_bits(bits: u64) -> Self {
         DenseHandle {
-            slot: bits as u32,
-            generation: (bits >> 32) as u32,
+            bits,
             _type: PhantomData,
         }
     }
@@ -148,7 +157,7 @@ impl<T> Copy for DenseHandle<T> {}
 
 impl<T> PartialEq for DenseHandle<T> {
     fn eq(&self, other: &Self) -> bool {
-        self.slot == other.slot && self.generation == other.generation
+        self.bits == other.bits
     }
 }
 
@@ -165,7 +174,7 @@ impl<T> fmt::Debug for DenseHandle<T> {
         f.debug_struct("DenseHandle")
             .field("index", &self.index())
             .field("generation", &self.generation())
-            .field("pool_tag", &(self.slot >> INDEX_BITS))
+            .field("pool_tag", &(self.bits as u32 >> INDEX_BITS))
             .finish()
     }
 }

@@ -1,21 +1,46 @@
-//! `DensePool<T>`: a single-threaded object pool with O(1) insert and remove and a
-//! branch-free walk over exactly the live objects.
+//! `DensePool<T>`: a single-threaded object pool with O(1) insert and remove, whose live
+//! objects sit side by side in one array, so a walk over them is a walk over a slice.
 //!
 //! Gameplay systems spawn and kill objects hundreds of times a frame and then update
 //! every live one. A plain array with an "in use" flag per slot makes the update loop
 //! test every slot; a free list makes finding a slot O(1) but leaves the loop the same.
-//! This pool keeps a *roster*: a permutation of all slot indices, split by `len` into the
-//! live part (`roster[..len]`) and the free part (`roster[len..]`).
+//! This pool keeps the seed's swap-delete *roster*, with the objects stored in roster
+//! order. Three arrays:
 //!
-//! - **Insert** takes the slot named by `roster[len]` and moves the split one step right.
-//! - **Remove** swaps the removed slot's roster entry with the last live entry, then
-//!   moves the split one step left. A reverse table (slot → roster position) finds the
-//!   entry to swap in O(1).
-//! - **Iterate** walks `roster[..len]` and visits each named slot: no flag, no branch.
+//! - the **roster**: one 8-byte entry per position, `generation << 32 | slot index`
+//!   (the handle of the slot's object, without the pool's tag). Its slot indices are a
+//!   permutation of all slots, split by `len` into the live part (`roster[..len]`) and
+//!   the free part (`roster[len..]`). A generation is odd while its slot is live;
+//! - the **values**: cell `k` holds the object of the slot named by `roster[k]`, so
+//!   `values[..len]` are exactly the live objects, with no gaps;
+//! - the **slots**, indexed by a handle's slot index: where that slot's entry sits in
+//!   the roster (the seed's reverse table), which is also its object's cell.
 //!
-//! Only the roster's *indices* move. The objects stay where they were placed until they
-//! are removed, so a `&T` taken from [`DensePool::get`] and a [`DenseHandle`] both keep
-//! naming the same object for as long as it lives.
+//! Then:
+//! - **Insert** takes the slot named by `roster[len]`, writes the object to `values[len]`
+//!   and moves the split one step right.
+//! - **Remove** finds the object's position through its slot, moves the last live
+//!   object and its roster entry into that position, and moves the split one step
+//!   left. O(1).
+//! - **Iterate** walks `values[..len]` (a slice: no flag, no branch, no indirection),
+//!   and `roster[..len]` beside it when the handles are wanted.
+//!
+//! Objects therefore **move**: removing one moves the last live object into its cell.
+//! This is sound and invisible to safe code, because every reference into the pool
+//! borrows it and [`remove`](DensePool::remove) (like every other call that moves an
+//! object: [`retain`](DensePool::retain), [`insert_evicting`](DensePool::insert_evicting))
+//! takes `&mut self`, so no `&T` can survive a move. A [`DenseHandle`] names a slot, not
+//! a cell, and keeps naming the same object for as long as it lives. What moving
+//! changes, against a pool whose objects stay put:
+//!
+//! - An object's address is stable only until the next call that takes `&mut self`;
+//!   a raw pointer kept past one may point at another object, or at a free cell.
+//! - Moving is a bitwise copy, like `Vec::swap_remove`'s; no `Clone` or `Drop` runs.
+//! - The free cells are the tail of the value array, one per free slot (the one at its
+//!   roster position): `debug-fill` paints the cell a removal vacates, and its
+//!   `DensePool::freed_slot_bytes` shows a free slot's cell.
+//! - Nothing else: handles, the iteration order (the roster's, as before), reports
+//!   (which never read the values) and the errors are as they were.
 //!
 //! ```
 //! use scope_stack::LinearAllocator;
@@ -30,7 +55,7 @@
 //!     for s in sparks.values_mut() {
 //!         s.pos += s.vel; // visits exactly the two live sparks
 //!     }
-//!     sparks.remove(a);
+//!     sparks.remove(a); // `b` moves into `a`'s cell; its handle still finds it
 //!     assert_eq!(sparks.get(b).map(|s| s.pos), Some(4.0));
 //!     assert!(sparks.get(a).is_none()); // stale
 //! }); // live sparks are dropped, the memory rewinds
@@ -40,18 +65,25 @@
 //! # Invariants
 //!
 //! With `n = capacity`:
-//! - `roster[..n]` is a permutation of `0..n`, and `slots[roster[k]].position == k` for
-//!   every `k < n` (the slots' position fields are the roster's inverse).
-//! - Slot `i` holds an initialised `T` exactly when `slots[i].position < len`, exactly
-//!   when `slots[i].generation` is odd. Every insert and every removal adds one to the slot's
-//!   generation, so its parity flips with the slot's state.
-//! - A lookup by handle yields a slot only if the handle's tag is this pool's, its index
-//!   is below `n`, and its generation equals the slot's current, odd generation; so a
-//!   lookup can never reach a free slot, whatever bits the handle holds.
-//! - With the `debug-fill` feature, every free slot's bytes are the pattern
-//!   [`debug_fill::FREED_SLOT`](crate::block::debug_fill::FREED_SLOT) (`0x1deadb0b`): fresh
-//!   slots are painted when the pool is made, removed slots right after their value is
-//!   moved out or dropped. Stale data then stands out in a debugger.
+//! - The slot indices of the entries `roster[..n]` are a permutation of `0..n`, and
+//!   `slots[index(roster[k])] == k` for every `k < n` (the slots are the roster's
+//!   inverse). So slot `i`'s entry is `roster[slots[i]]`, and its generation is that
+//!   entry's.
+//! - `values[k]` is initialised exactly when `k < len`, and then it is the object of
+//!   the slot that `roster[k]` names.
+//! - Slot `i` is live exactly when `slots[i] < len`, exactly when its generation is
+//!   odd. Every insert and every removal adds one to the slot's generation, so its
+//!   parity flips with the slot's state.
+//! - A lookup by handle yields a position only if the handle's tag is this pool's, its
+//!   index `i` is below `n`, and its generation equals slot `i`'s current, odd
+//!   generation (one compare of the entry at `slots[i]` with the handle's bits, tag
+//!   taken out); so a lookup can never reach a free cell, whatever bits the handle
+//!   holds.
+//! - With the `debug-fill` feature, every free cell (`values[len..]`) holds the pattern
+//!   [`debug_fill::FREED_SLOT`](crate::block::debug_fill::FREED_SLOT) (`0x1deadb0b`): all
+//!   cells are painted when the pool is made, and the cell a removal vacates (the last
+//!   live one, whose object moved into the removed object's cell) right after. Stale
+//!   data then stands out in a debugger.
 //!
 //! Bookkeeping is always updated *before* a value is dropped, so a panicking destructor
 //! leaves a consistent pool and can never cause a second drop.
@@ -63,13 +95,14 @@
 //! kinds): [`iter`](DensePool::iter) and [`iter_mut`](DensePool::iter_mut) yield each
 //! live object with its [`DenseHandle`], [`values`](DensePool::values) and
 //! [`values_mut`](DensePool::values_mut) the objects alone, and
-//! [`handles`](DensePool::handles) the handles alone. Each walks `roster[..len]`, so it
-//! costs one step per live object whatever the capacity, knows its exact length, and
-//! runs from either end.
+//! [`handles`](DensePool::handles) the handles alone. `values` walks `values[..len]`,
+//! `handles` walks `roster[..len]` (each entry is a handle but for the pool's tag), and
+//! `iter` walks both side by side: each reads memory front to back, costs one step per
+//! live object whatever the capacity, knows its exact length, and runs from either end.
 //!
 //! All five share one **order, the roster's**: objects come in insertion order until
-//! something is removed; a removal moves the last live object's entry into the removed
-//! one's place, and the next insert goes to the end. So after inserting `a b c d` and
+//! something is removed; a removal moves the last live object into the removed one's
+//! place, and the next insert goes to the end. So after inserting `a b c d` and
 //! removing `b`, the order is `a d c`. Code that needs a stable order sorts, or keeps
 //! its own list of handles.
 //!
@@ -97,26 +130,28 @@
 //! - **Evict**: [`insert_evicting`](DensePool::insert_evicting) drops the live object
 //!   with the smallest key (the quietest sound) and puts the new one in its slot.
 //!
-//! **Growing is deliberately absent.** The pool's slots are an array carved out of a
-//! scope, and objects never move; growing would mean a second array (a second pool, which
-//! the caller can make) or moving every object (which breaks the fixed addresses). A pool
+//! **Growing is deliberately absent.** The pool's arrays are carved out of a scope,
+//! which cannot grow them in place; growing would mean a second set of arrays (a second
+//! pool, which the caller can make) left behind in the scope until it unwinds. A pool
 //! that can run out is sized for the scene, like the rest of the scope.
 //!
 //! # Memory
 //!
-//! Two arrays are carved from the scope: the slots and the roster. Each slot is
-//! `{generation: u32, position: u32, value: T}`, so a slot costs `size_of::<T>() + 8`
-//! bytes (plus padding when `T` is aligned to more than 8 bytes), and the roster 4 more:
-//! **`size_of::<T>() + 12` bytes per slot** for the usual alignments. The pool object
-//! (`size_of::<DensePool<T>>()`, 32 bytes on 64-bit targets) sits behind a 16-byte
-//! finalizer record. [`DensePool::memory_needed`] bounds the total, padding included.
+//! Three arrays are carved from the scope, values first: `capacity` cells of `T`, the
+//! roster (8 bytes per slot, then one 4-byte word), and the slots (4 bytes per slot):
+//! **`size_of::<T>() + 12` bytes per slot**, plus at most a few bytes of alignment
+//! padding between the arrays. The pool object (`size_of::<DensePool<T>>()`, 40 bytes
+//! on 64-bit targets) sits behind a 16-byte finalizer record.
+//! [`DensePool::memory_needed`] bounds the total, padding included.
 //!
-//! The seed describes three separate arrays (objects, roster, reverse table). Here the
-//! reverse table and the generations live *inside* the slots instead: a lookup reads the
-//! generation and then the value, and a remove reads the generation, the roster position
-//! and the value, so keeping them on one cache line saves a miss per operation. The
-//! roster stays separate, since iteration walks it alone. One 4-byte word follows the
-//! roster: the high-water mark that reports read (see below).
+//! Why this split: a walk reads only packed objects (`values`), or packed objects and
+//! packed handles (`iter`); and a lookup by handle reads a 4-byte slot (a 16K pool's
+//! slot table is 64 KiB, and stays in cache when the objects do not), then the entry
+//! and the cell at the position it gives, side by side. A remove also rewrites the
+//! last live object's slot, entry and cell (the entry and cell are hot: every insert
+//! and remove works at the end), and the next insert reuses the entry and cell the
+//! remove just wrote. One 4-byte word follows the roster: the high-water mark that
+//! reports read (see below).
 //!
 //! # Reports
 //!
@@ -124,25 +159,31 @@
 //! `"DensePool"`) with its live count, capacity, high-water mark and bytes. A report may
 //! be taken while the caller holds `&mut DensePool`, or a `&mut T` from
 //! [`get_mut`](DensePool::get_mut) or [`iter_mut`](DensePool::iter_mut), even on
-//! another thread, so it never reads the pool object or any value. When the pool is
-//! made it links a record into its scope (as [`Pool`](crate::Pool) does) that names
-//! only two places in scope memory the pool itself reaches through raw pointers:
+//! another thread, so it never reads the pool object or any value (objects move inside
+//! the value array; the report never looks there). When the pool is made it links a
+//! record into its scope (as [`Pool`](crate::Pool) does) that names only two places in
+//! scope memory the pool itself reaches through raw pointers:
 //!
-//! - **`len`** is counted at report time, O(capacity), from the slots' generation
-//!   words: a slot is live exactly when its generation is odd. Nothing is added to
-//!   insert or remove for it. The generation words are `AtomicU32`s used with
-//!   `Relaxed` loads and stores, which compile to the same plain moves as before; that
-//!   only makes a report on another thread a race-free read.
+//! - **`len`** is counted at report time, O(capacity), from the roster's generation
+//!   words: each slot's generation is in exactly one entry, and a slot is live exactly
+//!   when it is odd. Nothing is added to insert or remove for it. The entries are
+//!   `AtomicU64`s used with `Relaxed` loads and stores, which compile to plain 8-byte
+//!   moves; that only makes a report on another thread a race-free read. A remove
+//!   first overwrites the removed object's (odd) entry with the last live one's, then
+//!   makes the vacated last entry even, so the number of odd entries goes from `len` to
+//!   `len - 1` and never passes through anything else; and since objects only move
+//!   towards the front, a report's front-to-back count never meets one twice.
 //! - **The high-water mark** is kept, not computed. It could in principle be derived
 //!   at report time (the slots ever used are exactly `roster[..max_len]`, and a slot
 //!   never used still holds the pool's seed generation), but a slot's generation comes
 //!   back to the seed after 2^31 insert/remove cycles, a few seconds of churn on a
 //!   one-slot pool, and the count would then be wrong. So the pool keeps `high_water`
-//!   in its own struct, in what was padding, on the cache line `insert` already
-//!   writes for `len`; `insert` makes one well-predicted compare against it, and only
+//!   in its own struct, on the cache line `insert` already writes for `len`. `insert`
+//!   compares `len` with it instead of with the capacity (`len <= high_water <=
+//!   capacity`, so the one well-predicted compare also catches a full pool), and only
 //!   when `len` passes it (at most `capacity` times in the pool's life, never in steady
-//!   churn) stores the new mark to the word after the roster for reports. Remove pays
-//!   nothing.
+//!   churn) stores the new mark, after the new object is live, to the word after the
+//!   roster for reports. Remove pays nothing.
 //!
 //! The record itself (a few words) is allocated after the pool; if the scope has no
 //! room left for it, the pool is made all the same and is only missing from reports.
@@ -180,28 +221,32 @@ use crate::scope::finalizer::ObjectLayout;
 
 mod access;
 pub(crate) mod carve;
+mod entry;
 mod handle;
 mod iter;
 mod roster;
-mod slot;
 
 pub use handle::DenseHandle;
-use handle::{INDEX_BITS, INDEX_MASK};
+use handle::INDEX_BITS;
 pub use iter::{Handles, Iter, IterMut, Values, ValuesMut};
-use slot::{value_ptr, Slot};
 
-// The report's high-water field fits in the struct's padding: 32 bytes, as before.
+use entry::{Entry, ONE_GENERATION};
+
+// Three array pointers and four words.
 #[cfg(target_pointer_width = "64")]
-static_assertions::const_assert_eq!(size_of::<DensePool<'static, u64>>(), 32);
+static_assertions::const_assert_eq!(size_of::<DensePool<'static, u64>>(), 40);
 
 /// Source of pool tags and generation seeds. It only names pools; it orders nothing.
 static DENSE_POOL_IDS: AtomicU32 = AtomicU32::new(0);
 
 /// A fixed-capacity, single-threaded object pool carved out of a scope, with O(1)
 /// insert and remove, generational handles, and iteration over exactly the live
-/// objects. See the [module docs](crate::dense) for how it works.
+/// objects, which it keeps packed in one array. See the [module docs](crate::dense) for
+/// how it works.
 ///
-/// Make one with [`ScopeStack::new_dense_pool`](crate::ScopeStack::new_dense_pool). Objects never move while they live.
+/// Make one with [`ScopeStack::new_dense_pool`](crate::ScopeStack::new_dense_pool).
+/// Removing an object moves the last live one into its place (which no reference can
+/// observe: removing needs `&mut self`); handles keep naming their objects.
 ///
 /// ```
 /// use scope_stack::LinearAllocator;
@@ -217,17 +262,21 @@ static DENSE_POOL_IDS: AtomicU32 = AtomicU32::new(0);
 /// }); // "toad" is dropped here
 /// ```
 pub struct DensePool<'s, T> {
-    /// `capacity` slots; slot `i`'s value is initialised exactly when it is live.
-    slots: NonNull<Slot<T>>,
-    /// `capacity` slot indices: live ones first (`..len`), then free ones; then one
-    /// more word, the report's copy of `high_water` (see [`Self::high_water_word`]).
-    roster: NonNull<u32>,
+    /// `capacity` cells in roster order: cell `k` holds the object of slot
+    /// `roster[k].index`, initialised exactly when `k < len`.
+    values: NonNull<T>,
+    /// `capacity` entries, live ones first (`..len`), then free ones; then one more
+    /// 4-byte word, the report's copy of `high_water` (see [`Self::high_water_word`]).
+    roster: NonNull<Entry>,
+    /// `capacity` roster positions, indexed by a handle's slot index.
+    slots: NonNull<u32>,
     len: u32,
     capacity: u32,
-    /// The pool's 8-bit tag, stored in the high bits of its handles' slot word.
-    tag: u32,
-    /// The most objects ever live at once. It sits in what would otherwise be the
-    /// struct's padding, on the cache line `insert` already touches for `len`.
+    /// The pool's 8-bit tag, shifted to where it sits in its handles' slot word (the
+    /// high bits), so one `xor` checks it and extracts the index.
+    tag_bits: u32,
+    /// The most objects ever live at once (`len <= high_water <= capacity`), on the
+    /// cache line `insert` already reads for `len`.
     high_water: u32,
     /// Invariant in `'s`: pools of different scopes are different types.
     _scope: PhantomData<fn(&'s ()) -> &'s ()>,
@@ -243,7 +292,7 @@ unsafe impl<T: Sync> Sync for DensePool<'_, T> {}
 
 impl<'s, T> DensePool<'s, T> {
     /// An upper bound of the bytes [`ScopeStack::new_dense_pool`](crate::ScopeStack::new_dense_pool) takes from the scope
-    /// for `capacity` slots: the two arrays, the pool object and its finalizer record,
+    /// for `capacity` slots: the three arrays, the pool object and its finalizer record,
     /// and the worst-case alignment padding of each. `None` if it overflows.
     ///
     /// ```
@@ -257,158 +306,185 @@ impl<'s, T> DensePool<'s, T> {
     /// });
     /// ```
     pub fn memory_needed(capacity: usize) -> Option<usize> {
-        let slots = capacity.checked_mul(size_of::<Slot<T>>())?;
-        let roster = capacity.checked_add(1)?.checked_mul(size_of::<u32>())?;
+        let values = capacity.checked_mul(size_of::<T>())?;
+        let roster = capacity.checked_mul(size_of::<Entry>())?.checked_add(4)?;
+        let slots = capacity.checked_mul(size_of::<u32>())?;
         let record = ObjectLayout::<Self>::SIZE + ObjectLayout::<Self>::ALIGN - 1;
-        slots
-            .checked_add(align_of::<Slot<T>>() - 1)?
-            .checked_add(roster + 3)?
+        values
+            .checked_add(align_of::<T>() - 1)?
+            .checked_add(roster)?
+            .checked_add(align_of::<Entry>() - 1)?
+            .checked_add(slots)?
+            .checked_add(align_of::<u32>() - 1)?
             .checked_add(record)
     }
 
     // ----- raw access (all bounds are the caller's) -----
 
-    /// The value of slot `index` (initialised only while the slot is live).
+    /// Cell `position` of the value array (initialised only while `position < len`).
+    ///
+    /// # Safety
+    /// `position < capacity`.
     #[inline(always)]
-    fn slot_ptr(&self, index: usize) -> *mut T {
-        // SAFETY: `entry` returns a slot inside the array.
-        unsafe { value_ptr(self.entry(index)) }
+    unsafe fn value_ptr(&self, position: usize) -> *mut T {
+        debug_assert!(position < self.capacity as usize);
+        // SAFETY: `position < capacity` (caller), so the result stays inside the array.
+        unsafe { self.values.as_ptr().add(position) }
     }
 
-    /// Slot `index` as a whole; its bookkeeping fields are always initialised. Fields
-    /// are reached by raw place projection, never through a `&Slot`, so a `&T` or
-    /// `&mut T` handed out for the value does not overlap them.
+    /// Roster entry `position` (always initialised), only ever used as an atomic, so a
+    /// report reading it on another thread never meets a plain access.
+    ///
+    /// # Safety
+    /// `position < capacity`.
     #[inline(always)]
-    fn entry(&self, index: usize) -> *mut Slot<T> {
+    unsafe fn entry(&self, position: usize) -> &Entry {
+        debug_assert!(position < self.capacity as usize);
+        // SAFETY: `position < capacity` (caller), so the entry is inside the roster,
+        // initialised and valid while the pool lives; shared references to an atomic
+        // may coexist, with each other and with a report's.
+        unsafe { &*self.roster.as_ptr().add(position) }
+    }
+
+    /// Slot `index`: its roster position.
+    ///
+    /// # Safety
+    /// `index < capacity`.
+    #[inline(always)]
+    unsafe fn slot(&self, index: usize) -> *mut u32 {
         debug_assert!(index < self.capacity as usize);
-        // SAFETY: `index < capacity`, so the result stays inside the slot array.
+        // SAFETY: `index < capacity` (caller), so the result stays inside the array.
         unsafe { self.slots.as_ptr().add(index) }
     }
 
     /// The report's copy of the high-water mark: the word after the roster. Written
-    /// (rarely, see [`note_high_water`](Self::note_high_water)) by the pool and read by
-    /// reports, so it is atomic; it is only ever reached through the roster pointer.
+    /// (rarely, when `insert` passes the mark) by the pool and read by reports, so it is
+    /// atomic; it is only ever reached through the roster pointer.
     #[inline(always)]
     fn high_water_word(&self) -> NonNull<AtomicU32> {
-        // SAFETY: the roster has `capacity + 1` elements.
+        // SAFETY: the roster is `capacity` entries and one more `u32` (carve).
         unsafe { self.roster.add(self.capacity as usize).cast() }
     }
 
-    /// `len` has just passed the high-water mark: records it, in the pool and for
-    /// reports. Runs at most `capacity` times in the pool's life.
-    #[cold]
-    #[inline(never)]
-    fn note_high_water(&mut self) {
-        self.high_water = self.len;
-        // SAFETY: the word is initialised and lives as long as the pool; nothing holds
-        // a non-atomic reference to it.
-        unsafe { self.high_water_word().as_ref() }.store(self.len, Ordering::Relaxed);
-    }
-
+    /// The live objects, packed.
     #[inline(always)]
-    fn roster_ptr(&self, position: usize) -> *mut u32 {
-        debug_assert!(position < self.capacity as usize);
-        // SAFETY: as in `slot_ptr`, for the roster.
-        unsafe { self.roster.as_ptr().add(position) }
+    fn live_values(&self) -> &[T] {
+        // SAFETY: `values[..len]` are initialised (module invariant); nothing moves or
+        // writes them while `&self` is borrowed.
+        unsafe { core::slice::from_raw_parts(self.values.as_ptr(), self.len as usize) }
     }
 
-    /// The live part of the roster.
-    #[inline(always)]
-    fn live_roster(&self) -> &[u32] {
-        // SAFETY: the roster has `capacity >= len` initialised `u32`s, nothing writes it
-        // while `&self` is borrowed.
-        unsafe { core::slice::from_raw_parts(self.roster.as_ptr(), self.len as usize) }
-    }
-
-    /// The slot a handle names, if it names a live object of this pool.
+    /// Where the object a handle names sits, if it names a live object of this pool.
     #[inline(always)]
     fn find(&self, handle: DenseHandle<T>) -> Option<usize> {
-        let index = (handle.slot & INDEX_MASK) as usize;
-        if handle.slot >> INDEX_BITS != self.tag || index >= self.capacity as usize {
+        // The handle without the pool's tag is the entry it must find. If the tag is
+        // another pool's, tag bits remain above the index, which is then at least
+        // 2^24 > capacity.
+        let wanted = handle.entry_for(self.tag_bits);
+        let index = entry::index(wanted);
+        if index >= self.capacity as usize {
             return None;
         }
-        // SAFETY: `index < capacity`; bookkeeping fields are always initialised.
-        let generation = unsafe { (*self.entry(index)).generation.load(Ordering::Relaxed) };
-        // Odd generation: live (module invariant). Equal: the same object.
-        (generation == handle.generation && generation & 1 == 1).then_some(index)
+        // SAFETY: `index < capacity`, so the slot is in the array; its position is
+        // below `capacity` too (module invariant: the slots are a permutation's
+        // inverse).
+        let found = unsafe {
+            let position = *self.slot(index) as usize;
+            (position, self.entry(position).load(Ordering::Relaxed))
+        };
+        // Equal: the entry names this slot at the handle's generation. Odd: live
+        // (module invariant; tested on the handle's copy, known before the loads).
+        (entry::is_live(wanted) && found.1 == wanted).then_some(found.0)
     }
 
-    /// Takes a live slot out of the live part of the roster (swap with the last live
-    /// entry, shrink `len`) and flips its generation to free. The value stays in the
-    /// slot, now owned by the caller.
+    /// Takes the object at live position `position`, whose roster entry is `removed`,
+    /// out of the pool: the last live object and its entry move into that position,
+    /// the removed slot's entry goes to the vacated last place with its generation made
+    /// even, and `len` shrinks; then the vacated last cell is painted (`debug-fill`).
+    /// The object is returned, owned by the caller. O(1).
     ///
     /// # Safety
-    /// Slot `index` is live.
+    /// `position < len`, and `removed` is the entry at `position`.
     #[inline(always)]
-    unsafe fn unlink(&mut self, index: usize) {
-        // SAFETY: slot `index` is live, so `len >= 1` and its position is below `len`;
-        // `last < len <= capacity`; `moved` is a slot index from the roster, so it is
-        // below `capacity`. Each write keeps `slots[roster[k]].position == k`.
+    unsafe fn swap_remove(&mut self, position: usize, removed: u64) -> T {
+        let last = self.len as usize - 1;
+        // SAFETY: `position < len`, so `len >= 1`, `last < len <= capacity`, and both
+        // cells hold objects. Both are read (bitwise) before the last one is written
+        // into the removed one's cell; when they are the same cell, that writes back
+        // what was there. Either way cell `last` is then logically uninitialised,
+        // matching `len = last` below, and the removed object is ours.
+        let value = unsafe {
+            let moving = self.value_ptr(last).read();
+            let value = self.value_ptr(position).read();
+            self.value_ptr(position).write(moving);
+            value
+        };
+        // The entries swap places (the removed one made even), which keeps the roster a
+        // permutation; the slots of both follow, keeping `slots[roster[k]] == k`. The
+        // removed object's (odd) entry is overwritten by the moved one's (odd) before
+        // the vacated last one is made even, so a report never counts more live
+        // objects than there are.
+        // SAFETY: `position` and `last` are below `capacity`, and entries name slot
+        // indices, all below `capacity`.
         unsafe {
-            let entry = self.entry(index);
-            let position = (*entry).position as usize;
-            let last = self.len as usize - 1;
-            let moved = *self.roster_ptr(last);
-            *self.roster_ptr(position) = moved;
-            (*self.entry(moved as usize)).position = position as u32;
-            *self.roster_ptr(last) = index as u32;
-            (*entry).position = last as u32;
-            let generation = (*entry).generation.load(Ordering::Relaxed);
-            (*entry)
-                .generation
-                .store(generation.wrapping_add(1), Ordering::Relaxed);
-            self.len = last as u32;
+            let moved = self.entry(last).load(Ordering::Relaxed);
+            self.entry(position).store(moved, Ordering::Relaxed);
+            self.entry(last)
+                .store(removed.wrapping_add(ONE_GENERATION), Ordering::Relaxed);
+            *self.slot(entry::index(moved)) = position as u32;
+            *self.slot(entry::index(removed)) = last as u32;
         }
-    }
-
-    /// Moves the value out of a slot that was just unlinked, and poisons the slot.
-    ///
-    /// # Safety
-    /// Slot `index` holds a value that nobody else owns, and is not live.
-    #[inline(always)]
-    unsafe fn take(&mut self, index: usize) -> T {
-        // SAFETY: per the caller, the value is initialised and ours to move.
-        let value = unsafe { self.slot_ptr(index).read() };
+        self.len = last as u32;
         #[cfg(feature = "debug-fill")]
-        {
-            // SAFETY: the value was moved out; the slot is free.
-            unsafe { self.poison(index) };
-        }
+        // SAFETY: cell `last` is free now.
+        unsafe {
+            self.poison(last)
+        };
         value
     }
 
-    /// Drops the value in a slot that was just unlinked, then poisons the slot (also
-    /// when the destructor panics).
+    /// Drops the last live object in place: its generation is made even and `len`
+    /// shrinks first, then the object is dropped and its cell painted (also when the
+    /// destructor panics). Nothing moves.
     ///
     /// # Safety
-    /// As for [`take`](Self::take).
-    unsafe fn drop_unlinked(&mut self, index: usize) {
+    /// `len > 0`.
+    unsafe fn drop_last(&mut self) {
         #[cfg(feature = "debug-fill")]
         struct PoisonAfter<'p, 's, T>(&'p DensePool<'s, T>, usize);
         #[cfg(feature = "debug-fill")]
         impl<T> Drop for PoisonAfter<'_, '_, T> {
             fn drop(&mut self) {
-                // SAFETY: runs after the value's destructor, returned or unwound; the
-                // slot is free.
+                // SAFETY: runs after the object's destructor, returned or unwound; the
+                // cell is free.
                 unsafe { self.0.poison(self.1) }
             }
         }
+        let last = self.len as usize - 1;
+        // SAFETY: `last < len <= capacity` (caller).
+        let entry = unsafe { self.entry(last) };
+        entry.store(
+            entry.load(Ordering::Relaxed).wrapping_add(ONE_GENERATION),
+            Ordering::Relaxed,
+        );
+        self.len = last as u32;
         #[cfg(feature = "debug-fill")]
-        let _poison = PoisonAfter(self, index);
-        // SAFETY: per the caller; the bookkeeping already says "free", so a panic here
-        // cannot lead to a second drop.
-        unsafe { ptr::drop_in_place(self.slot_ptr(index)) };
+        let _poison = PoisonAfter(self, last);
+        // SAFETY: cell `last` held the last live object (`last < len` before the line
+        // above). The bookkeeping says "free" before the destructor runs, so a panic
+        // there cannot lead to a second drop.
+        unsafe { ptr::drop_in_place(self.value_ptr(last)) };
     }
 
-    /// Paints a free slot with the freed-slot pattern (`debug-fill` feature).
+    /// Paints a free cell with the freed-slot pattern (`debug-fill` feature).
     ///
     /// # Safety
-    /// `index < capacity` and the slot holds no value.
+    /// `position < capacity` and the cell holds no object.
     #[cfg(feature = "debug-fill")]
-    unsafe fn poison(&self, index: usize) {
-        // The slot holds no value (caller contract): its `size_of::<T>()` bytes may be
-        // overwritten with plain bytes.
-        let at = NonNull::new(self.slot_ptr(index).cast::<u8>());
+    unsafe fn poison(&self, position: usize) {
+        // SAFETY: `position < capacity` (caller). The cell holds no object (caller), so
+        // its `size_of::<T>()` bytes may be overwritten with plain bytes.
+        let at = NonNull::new(unsafe { self.value_ptr(position) }.cast::<u8>());
         if let Some(at) = at {
             crate::block::debug_fill::freed_slot(at, size_of::<T>());
         }
@@ -458,7 +534,7 @@ impl<T> fmt::Debug for DensePool<'_, T> {
         f.debug_struct("DensePool")
             .field("len", &self.len)
             .field("capacity", &self.capacity)
-            .field("tag", &self.tag)
+            .field("tag", &(self.tag_bits >> INDEX_BITS))
             .finish_non_exhaustive()
     }
 }

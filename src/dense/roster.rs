@@ -1,12 +1,14 @@
 //! Changing a dense pool: insert, insert with eviction, remove, retain and clear, each
-//! O(1) per object by swap-delete on the roster.
+//! O(1) per object by swap-delete on the roster and the value array together.
 //!
-//! This module owns the roster's updates. Invariant: the first `len` roster entries are
-//! exactly the live slots, each once; a remove moves the last live entry into the hole,
-//! so the live part stays dense and objects themselves never move.
+//! This module owns the roster's and the values' updates. Invariant: the first `len`
+//! roster entries are exactly the live slots, each once, and the first `len` cells hold
+//! their objects in the same order; a remove moves the last live entry and the last
+//! live object into the hole, so both live parts stay dense.
 use core::mem::{self};
 use core::sync::atomic::Ordering;
 
+use super::entry::ONE_GENERATION;
 use super::handle::DenseHandle;
 use super::DensePool;
 
@@ -27,23 +29,51 @@ impl<'s, T> DensePool<'s, T> {
     /// ```
     #[inline]
     pub fn insert(&mut self, value: T) -> Result<DenseHandle<T>, T> {
-        if self.len == self.capacity {
-            return Err(value);
-        }
-        // SAFETY: `len < capacity`, so `roster[len]` is the first free slot (module
-        // invariant: its position is `len`). Writing the value, flipping the generation
-        // to odd and growing `len` by one makes it live and keeps every invariant.
-        unsafe {
-            let index = *self.roster_ptr(self.len as usize) as usize;
-            self.slot_ptr(index).write(value);
-            let entry = self.entry(index);
-            let generation = (*entry).generation.load(Ordering::Relaxed).wrapping_add(1);
-            (*entry).generation.store(generation, Ordering::Relaxed);
-            self.len += 1;
-            if self.len > self.high_water {
-                self.note_high_water();
+        // `len <= high_water <= capacity`, so one compare catches both rare cases, a
+        // full pool and a new high-water mark; steady churn never gets past it.
+        if self.len == self.high_water {
+            if self.len == self.capacity {
+                return Err(value);
             }
-            Ok(DenseHandle::new(index as u32, self.tag, generation))
+            // SAFETY: `len < capacity`.
+            let handle = unsafe { self.push(value) };
+            self.raise_high_water();
+            return Ok(handle);
+        }
+        // SAFETY: `len < high_water <= capacity`.
+        Ok(unsafe { self.push(value) })
+    }
+
+    /// `insert` has just taken `len` past the high-water mark: records it, in the pool
+    /// and (after the object is live, so that a report never sees the mark ahead of the
+    /// objects) for reports. Runs at most `capacity` times in the pool's life.
+    #[cold]
+    #[inline(never)]
+    fn raise_high_water(&mut self) {
+        self.high_water = self.len;
+        // SAFETY: the word is initialised and lives as long as the pool; it is only
+        // ever accessed as an atomic.
+        unsafe { self.high_water_word().as_ref() }.store(self.len, Ordering::Relaxed);
+    }
+
+    /// Makes the first free slot live with `value`, and returns its handle.
+    ///
+    /// # Safety
+    /// `len < capacity`.
+    #[inline(always)]
+    unsafe fn push(&mut self, value: T) -> DenseHandle<T> {
+        let position = self.len as usize;
+        // SAFETY: `position = len < capacity` (caller), so `roster[len]` names the first
+        // free slot (module invariant: its position is `len`) and cell `len` is free.
+        // Writing the value there, making the slot's generation odd and growing `len`
+        // by one makes it live and keeps every invariant.
+        unsafe {
+            self.value_ptr(position).write(value);
+            let entry = self.entry(position);
+            let live = entry.load(Ordering::Relaxed).wrapping_add(ONE_GENERATION);
+            entry.store(live, Ordering::Relaxed);
+            self.len += 1;
+            DenseHandle::from_entry(live, self.tag_bits)
         }
     }
 
@@ -84,22 +114,22 @@ impl<'s, T> DensePool<'s, T> {
         };
         // Full, and the capacity is at least one: there is a victim.
         let mut best: Option<(K, usize)> = None;
-        for &index in self.live_roster() {
-            // SAFETY: slots named by the live roster hold values.
-            let k = key(unsafe { &*self.slot_ptr(index as usize) });
+        for (position, object) in self.live_values().iter().enumerate() {
+            let k = key(object);
             if best.as_ref().is_none_or(|(b, _)| k < *b) {
-                best = Some((k, index as usize));
+                best = Some((k, position));
             }
         }
         let victim = match best {
-            Some((_, index)) => index,
+            Some((_, position)) => position,
             None => unreachable!("a full pool has a live object"),
         };
-        // SAFETY: `victim` is live. After `unlink` its value belongs to us and is not
-        // reachable from the pool; we move it out before reusing the slot.
+        // SAFETY: `victim < len`, and its entry is read right here; `swap_remove` gives
+        // us its object, no longer reachable from the pool, and frees its slot for the
+        // insert below.
         let old = unsafe {
-            self.unlink(victim);
-            self.slot_ptr(victim).read()
+            let entry = self.entry(victim).load(Ordering::Relaxed);
+            self.swap_remove(victim, entry)
         };
         let handle = match self.insert(value) {
             Ok(handle) => handle,
@@ -110,8 +140,8 @@ impl<'s, T> DensePool<'s, T> {
     }
 
     /// Removes the object a handle names and gives it back, or `None` if the handle is
-    /// stale or foreign. O(1): the last live roster entry moves into the removed one's
-    /// place; no object moves.
+    /// stale or foreign. O(1): the last live object (and its roster entry) moves into
+    /// the removed one's place; its handle still finds it.
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
@@ -125,12 +155,10 @@ impl<'s, T> DensePool<'s, T> {
     /// ```
     #[inline]
     pub fn remove(&mut self, handle: DenseHandle<T>) -> Option<T> {
-        let index = self.find(handle)?;
-        // SAFETY: `index` is live; after `unlink` the value is ours to move out.
-        unsafe {
-            self.unlink(index);
-            Some(self.take(index))
-        }
+        let position = self.find(handle)?;
+        // SAFETY: `find` only returns live positions, whose entry is the handle's
+        // without the tag.
+        Some(unsafe { self.swap_remove(position, handle.entry_for(self.tag_bits)) })
     }
 
     /// Keeps only the objects for which `keep` returns `true`; the others are dropped.
@@ -153,20 +181,20 @@ impl<'s, T> DensePool<'s, T> {
     /// });
     /// ```
     pub fn retain(&mut self, mut keep: impl FnMut(DenseHandle<T>, &mut T) -> bool) {
-        // Walk the live roster backwards: a removal moves the last live entry, which was
+        // Walk the live part backwards: a removal moves the last live object, which was
         // already visited, into the current position.
         let mut position = self.len as usize;
         while position > 0 {
             position -= 1;
-            // SAFETY: `position < len`, so the roster entry names a live slot. The
-            // `&mut T` is unique (`&mut self`) and ends before the pool is touched.
+            // SAFETY: `position < len`, so the entry names a live slot and the cell
+            // holds its object. The `&mut T` is unique (`&mut self`) and ends before
+            // the pool is touched. `swap_remove` updates the bookkeeping before the
+            // object it returns is dropped.
             unsafe {
-                let index = *self.roster_ptr(position) as usize;
-                let generation = (*self.entry(index)).generation.load(Ordering::Relaxed);
-                let handle = DenseHandle::new(index as u32, self.tag, generation);
-                if !keep(handle, &mut *self.slot_ptr(index)) {
-                    self.unlink(index);
-                    self.drop_unlinked(index);
+                let entry = self.entry(position).load(Ordering::Relaxed);
+                let handle = DenseHandle::from_entry(entry, self.tag_bits);
+                if !keep(handle, &mut *self.value_ptr(position)) {
+                    drop(self.swap_remove(position, entry));
                 }
             }
         }
@@ -200,14 +228,8 @@ impl<'s, T> DensePool<'s, T> {
         let guard = Finish(self);
         let pool = &mut *guard.0;
         while pool.len > 0 {
-            // SAFETY: `len - 1 < len`, so the last live roster entry names a live slot.
-            // Unlinking the last entry swaps it with itself and shrinks `len`; then the
-            // value is ours to drop.
-            unsafe {
-                let index = *pool.roster_ptr(pool.len as usize - 1) as usize;
-                pool.unlink(index);
-                pool.drop_unlinked(index);
-            }
+            // SAFETY: `len > 0`. The last object is dropped in place: nothing moves.
+            unsafe { pool.drop_last() };
         }
         mem::forget(guard);
     }

@@ -1,4 +1,4 @@
-//! Behaviour of `DensePool`: O(1) insert/remove with fixed addresses, dense iteration,
+//! Behaviour of `DensePool`: O(1) insert/remove with the live objects packed, dense iteration,
 //! generational handles, the full-pool strategies, drop counts and panic safety.
 
 use std::cell::Cell;
@@ -101,25 +101,38 @@ fn insert_get_remove_and_counts() {
 }
 
 #[test]
-fn objects_never_move() {
+fn live_objects_stay_packed_and_handles_follow_them() {
     let mut memory = memory();
     memory.scope("level", |level| {
         let pool = level.new_dense_pool::<[u32; 3]>(N);
-        let mut live: Vec<(DenseHandle<[u32; 3]>, usize)> = Vec::new();
+        let mut live: Vec<(DenseHandle<[u32; 3]>, u32)> = Vec::new();
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        let mut base: Option<usize> = None;
         for step in 0..4 * N {
             if live.is_empty() || (rng.below(3) != 0 && !pool.is_full()) {
                 let h = pool.insert([step as u32; 3]).unwrap();
-                live.push((h, pool.get(h).unwrap() as *const _ as usize));
+                live.push((h, step as u32));
             } else {
-                let (h, _) = live.swap_remove(rng.below(live.len()));
-                pool.remove(h).unwrap();
+                let (h, v) = live.swap_remove(rng.below(live.len()));
+                assert_eq!(pool.remove(h), Some([v; 3]));
             }
-            // Every live object is still where it was placed, with its value.
             if step % 64 == 0 || cfg!(miri) {
-                for &(h, addr) in &live {
+                // The live objects are one gapless run of cells, always from the same
+                // first cell, whatever was removed...
+                let cells: Vec<usize> = pool.values().map(|v| v as *const _ as usize).collect();
+                assert_eq!(cells.len(), live.len());
+                let Some(&start) = cells.first() else {
+                    continue;
+                };
+                let first = *base.get_or_insert(start);
+                for (k, &at) in cells.iter().enumerate() {
+                    assert_eq!(at, first + k * std::mem::size_of::<[u32; 3]>());
+                }
+                // ...and every handle still finds its own object, somewhere in that run.
+                for &(h, v) in &live {
                     let r = pool.get(h).unwrap();
-                    assert_eq!(r as *const _ as usize, addr);
+                    assert_eq!(*r, [v; 3]);
+                    assert!(cells.contains(&(r as *const _ as usize)));
                 }
             }
         }
@@ -674,6 +687,35 @@ mod debug_fill {
             assert!(painted(pool.freed_slot_bytes(c.index()).unwrap()), "clear");
             pool.insert([1; 5]).unwrap();
             assert!(pool.freed_slot_bytes(99).is_none());
+        });
+    }
+
+    #[test]
+    fn every_free_cell_stays_painted_through_churn() {
+        let mut memory = memory();
+        memory.scope("level", |level| {
+            let pool = level.new_dense_pool::<[u8; 7]>(16);
+            let mut live = Vec::new();
+            let mut rng = Rng(7);
+            for step in 0..400u32 {
+                if live.is_empty() || (rng.below(2) == 0 && !pool.is_full()) {
+                    live.push(pool.insert([step as u8; 7]).unwrap());
+                } else {
+                    let h = live.swap_remove(rng.below(live.len()));
+                    assert!(pool.remove(h).is_some());
+                }
+                // Each free slot owns one painted cell; each live one owns its object.
+                let free: Vec<usize> = (0..16)
+                    .filter(|&i| pool.freed_slot_bytes(i).is_some())
+                    .collect();
+                assert_eq!(free.len(), 16 - live.len());
+                for i in free {
+                    assert!(painted(pool.freed_slot_bytes(i).unwrap()), "step {step}");
+                }
+                for &h in &live {
+                    assert!(pool.freed_slot_bytes(h.index()).is_none());
+                }
+            }
         });
     }
 
