@@ -193,7 +193,7 @@ fn claim_more<'s, C: Core<'s>, T>(
         // element, or as much as is built (doubling), but no fixed minimum. The tail is
         // given back at the end when no other claim followed it (`end_reservation`);
         // when one did, what stays unused is at most what the slice holds.
-        let direct_ahead = built.max(hinted.saturating_sub(size));
+        let direct_ahead = built.max(hinted_after(grow, size));
         bytes
             .checked_add(direct_ahead)
             .filter(|&more| more > bytes)
@@ -231,6 +231,14 @@ fn claim_more<'s, C: Core<'s>, T>(
     };
     c.gaps_set(&grow.outer, grow.end, grow.claimed);
     Ok(())
+}
+
+/// Bytes of the elements the iterator still promises after the one being placed.
+#[inline]
+fn hinted_after<'s, C: Core<'s>, T>(grow: &Growing<'s, C, T>, size: usize) -> usize {
+    grow.hint
+        .saturating_sub(grow.len.saturating_add(1))
+        .saturating_mul(size)
 }
 
 /// A slice being collected: `len` elements built from `first`, ending at `end`, in room
