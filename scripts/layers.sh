@@ -5,12 +5,13 @@
 # Usage: scripts/layers.sh        (from anywhere inside the repository; exit 1 on a breach)
 #
 # The layers, lowest first (DESIGN.md, "The layers"):
-#   0 ground   src/sync.rs, src/thread_index.rs, src/limits.rs, src/error.rs
+#   0 ground   src/sync.rs, src/thread_index.rs, src/limits.rs, src/error.rs,
+#              src/profiler/ (the profiler seam, feature `tracy`)
 #   1 block    src/block/        one fixed block and its bump cursor; knows no scopes
 #   2 scope    src/scope/        scopes, finalizer chains, placement, Allocator
 #   3 carved   src/pool/, src/dense/, src/store/, src/concurrent/, src/slots/
 #                                                            carved from a scope
-#   4 above    src/report/, src/scratch/, src/carve/
+#   4 above    src/report/, src/scratch/, src/carve/, src/tracy/ (docs and event tests)
 # src/lib.rs (the crate root: declarations and re-exports) and src/rules.rs (prose and
 # doctests) stand outside the layers and are not checked.
 #
@@ -39,11 +40,11 @@ def layer_of(path):
     if "/" not in rel:
         top = top[:-3]  # strip .rs
     table = {
-        "sync": 0, "thread_index": 0, "limits": 0, "error": 0,
+        "sync": 0, "thread_index": 0, "limits": 0, "error": 0, "profiler": 0,
         "block": 1,
         "scope": 2,
         "pool": 3, "dense": 3, "store": 3, "concurrent": 3, "slots": 3,
-        "report": 4, "scratch": 4, "carve": 4,
+        "report": 4, "scratch": 4, "carve": 4, "tracy": 4,
     }
     return table.get(top, "unknown")
 

@@ -179,6 +179,10 @@
 //!   crate is `no_std` and blocks come from [`LinearAllocator::from_static`].
 //! - `debug-fill`: paints fresh memory 0xCD, rewound memory 0xDD and freed pool slots
 //!   0x1deadb0b ([`debug_fill`]), so stale reads stand out. Costs nothing when off.
+//! - `tracy`: shows the block in the Tracy profiler (scopes, slots and pools as named
+//!   memory pools, rewinds as discards, use plots, the memory map on out-of-memory; see
+//!   the `tracy` module). Implies `std`; adds the `tracy-client` dependency and costs
+//!   nothing when off.
 //!
 //! ## Soundness
 //! See [`rules`] for the rules that keep safe code free of undefined behaviour, and the
@@ -201,6 +205,8 @@ pub mod dense;
 mod error;
 mod limits;
 pub mod pool;
+#[cfg(feature = "tracy")]
+mod profiler;
 #[cfg(feature = "alloc")]
 mod report;
 pub mod rules;
@@ -212,6 +218,9 @@ pub mod slots;
 pub mod store;
 mod sync;
 mod thread_index;
+#[cfg(feature = "tracy")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tracy")))]
+pub mod tracy;
 
 pub use block::debug_fill;
 pub use block::linear::LinearAllocator;

@@ -343,6 +343,12 @@ impl Drop for Close<'_> {
                 crate::block::debug_fill::released(c.cursor, c.inner.start);
                 c.alloc.rewind(c.cursor, c.inner.start);
                 c.alloc.set_innermost(c.parent);
+                // SAFETY: the record lives in the frame (or slot) of the opening call,
+                // which outlives this close.
+                #[cfg(feature = "tracy")]
+                unsafe { c.inner.info.get().as_ref() }
+                    .profiler
+                    .close(c.alloc);
             }
         }
         /// Runs the chains after the one that panicked.

@@ -72,6 +72,15 @@ impl Inner {
     /// The error for a request of `size` bytes at `align` that found no room.
     #[cold]
     pub(crate) fn oom(&self, size: usize, align: usize, remaining: usize) -> AllocError {
+        let err = self.oom_error(size, align, remaining);
+        #[cfg(feature = "tracy")]
+        crate::profiler::out_of_memory(&err, &self.report());
+        err
+    }
+
+    /// The error for [`oom`](Self::oom).
+    #[cold]
+    fn oom_error(&self, size: usize, align: usize, remaining: usize) -> AllocError {
         let kind = if self.budget_binds {
             AllocErrorKind::BudgetExceeded
         } else {

@@ -26,19 +26,30 @@ unsafe impl<'s> Core<'s> for &LocalScope<'s> {
 
     #[inline(always)]
     fn bump_fast(self, size: usize, align: usize) -> Option<NonNull<u8>> {
-        self.any_slot().bump(size, align).map(|at| self.ptr(at))
+        let at = self.any_slot().bump(size, align).map(|at| self.ptr(at));
+        #[cfg(feature = "tracy")]
+        if let Some(at) = at {
+            crate::scope::place::placed(self, at, size);
+        }
+        at
     }
 
     #[cold]
     #[inline(never)]
     #[track_caller]
     fn bump_cold(self, size: usize, align: usize) -> NonNull<u8> {
-        self.bump_or_fail(size, align)
+        let at = self.bump_or_fail(size, align);
+        #[cfg(feature = "tracy")]
+        crate::scope::place::placed(self, at, size);
+        at
     }
 
     #[inline]
     fn bump(self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
-        LocalScope::bump(self, size, align)
+        let at = LocalScope::bump(self, size, align)?;
+        #[cfg(feature = "tracy")]
+        crate::scope::place::placed(self, at, size);
+        Ok(at)
     }
 
     #[inline(always)]
@@ -155,6 +166,12 @@ unsafe impl<'s> Core<'s> for &LocalScope<'s> {
             // workers may register at once.
             unsafe { self.scope_info().add_pool(NonNull::from(placed)) };
         }
+    }
+
+    #[cfg(feature = "tracy")]
+    #[inline(always)]
+    fn profiler_pool(self) -> &'static crate::profiler::Name {
+        self.scope_info().profiler.pool
     }
 }
 

@@ -200,6 +200,13 @@ pub(crate) unsafe fn try_new_dense_pool_in<'s, C: Surface<'s>, T>(
         high_water: 0,
         _scope: PhantomData,
         _owns: PhantomData,
+        #[cfg(feature = "tracy")]
+        profiler: crate::profiler::Counted::new(
+            c.profiler_pool(),
+            "DensePool",
+            core::any::type_name::<T>(),
+            size_of::<T>(),
+        ),
     };
     #[cfg(feature = "debug-fill")]
     for i in 0..capacity {

@@ -232,8 +232,8 @@ pub use iter::{Handles, Iter, IterMut, Values, ValuesMut};
 
 use entry::{Entry, ONE_GENERATION};
 
-// Three array pointers and four words.
-#[cfg(target_pointer_width = "64")]
+// Three array pointers and four words (and the profiler's pool with `tracy`).
+#[cfg(all(target_pointer_width = "64", not(feature = "tracy")))]
 static_assertions::const_assert_eq!(size_of::<DensePool<'static, u64>>(), 40);
 
 /// Source of pool tags and generation seeds. It only names pools; it orders nothing.
@@ -282,6 +282,9 @@ pub struct DensePool<'s, T> {
     _scope: PhantomData<fn(&'s ()) -> &'s ()>,
     /// Owns `T`s.
     _owns: PhantomData<T>,
+    /// The pool as the profiler shows it (feature `tracy`).
+    #[cfg(feature = "tracy")]
+    profiler: crate::profiler::Counted,
 }
 
 // SAFETY: the pool owns its `T`s through pointers into scope memory that nothing else
@@ -435,6 +438,10 @@ impl<'s, T> DensePool<'s, T> {
             *self.slot(entry::index(removed)) = last as u32;
         }
         self.len = last as u32;
+        // The last cell's object moved into the hole: the last cell is what ends.
+        // SAFETY: `last < capacity`.
+        #[cfg(feature = "tracy")]
+        self.profiler.free(unsafe { self.value_ptr(last) }.addr());
         #[cfg(feature = "debug-fill")]
         // SAFETY: cell `last` is free now.
         unsafe {
@@ -468,6 +475,9 @@ impl<'s, T> DensePool<'s, T> {
             Ordering::Relaxed,
         );
         self.len = last as u32;
+        // SAFETY: `last < capacity`.
+        #[cfg(feature = "tracy")]
+        self.profiler.free(unsafe { self.value_ptr(last) }.addr());
         #[cfg(feature = "debug-fill")]
         let _poison = PoisonAfter(self, last);
         // SAFETY: cell `last` held the last live object (`last < len` before the line
@@ -493,6 +503,9 @@ impl<'s, T> DensePool<'s, T> {
 
 impl<T> Drop for DensePool<'_, T> {
     fn drop(&mut self) {
+        // Ends the pool in the profiler after the drops, even if one panics.
+        #[cfg(feature = "tracy")]
+        let _ending = self.profiler.ending();
         if mem::needs_drop::<T>() {
             self.clear();
         }

@@ -73,6 +73,8 @@ impl<'s, T> DensePool<'s, T> {
             let live = entry.load(Ordering::Relaxed).wrapping_add(ONE_GENERATION);
             entry.store(live, Ordering::Relaxed);
             self.len += 1;
+            #[cfg(feature = "tracy")]
+            self.profiler.alloc(self.value_ptr(position).addr());
             DenseHandle::from_entry(live, self.tag_bits)
         }
     }

@@ -259,6 +259,13 @@ pub(crate) unsafe fn try_new_pool_in<'s, C: Surface<'s>, T>(
             #[cfg(feature = "std")]
             futex: CachePadded::new(crate::sync::Futex::new()),
             _owns: PhantomData,
+            #[cfg(feature = "tracy")]
+            profiler: crate::profiler::Counted::new(
+                c.profiler_pool(),
+                "Pool",
+                core::any::type_name::<T>(),
+                size_of::<T>(),
+            ),
         },
         _scope: PhantomData,
     };

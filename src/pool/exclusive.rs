@@ -39,6 +39,8 @@ impl<T> Core<T> {
         let pooled =
             (stamp.load(Ordering::Relaxed) & !STATE_MASK).wrapping_add(GENERATION_STEP) | POOLED;
         stamp.store(pooled, Ordering::Relaxed);
+        #[cfg(feature = "tracy")]
+        self.profiler.alloc(self.value_ptr(index).addr());
         Some((index, pooled))
     }
 
@@ -115,6 +117,8 @@ impl<T> Core<T> {
             }
         });
         debug_assert_eq!(self.stamp(index).load(Ordering::Relaxed), stamp);
+        #[cfg(feature = "tracy")]
+        self.profiler.free(self.value_ptr(index).addr());
         // Relaxed: as in `claim_mut`.
         self.stamp(index)
             .store(stamp & !STATE_MASK, Ordering::Relaxed);

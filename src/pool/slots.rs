@@ -58,6 +58,9 @@ pub(super) struct Core<T> {
     /// Owns `T`s, and is invariant in `T`: through `&Pool` one can store a `T`, so a
     /// `Pool<&'static str>` must not pass for a `Pool<&'short str>`.
     pub(super) _owns: PhantomData<Invariant<T>>,
+    /// The pool as the profiler shows it (feature `tracy`).
+    #[cfg(feature = "tracy")]
+    pub(super) profiler: crate::profiler::Counted,
 }
 
 // SAFETY: the `Core` owns its `T`s (through raw pointers into scope memory that nothing
@@ -178,6 +181,8 @@ impl<T> Core<T> {
         let Some((index, old)) = self.claim(home) else {
             return Err(value);
         };
+        #[cfg(feature = "tracy")]
+        self.profiler.alloc(self.value_ptr(index).addr());
         // We own the slot now (see the free list's invariant). Relaxed: only owners
         // write a stamp; other threads read it only to compare it with a pooled stamp,
         // which a boxed stamp never equals.
@@ -208,6 +213,8 @@ impl<T> Core<T> {
         let Some((index, old)) = self.claim(home) else {
             return Err(f);
         };
+        #[cfg(feature = "tracy")]
+        self.profiler.alloc(self.value_ptr(index).addr());
         // We own the slot now; the stamp says boxed, as in `insert`.
         self.stamp(index).store(
             (old & !STATE_MASK).wrapping_add(GENERATION_STEP) | BOXED,
@@ -302,6 +309,8 @@ impl<T> Core<T> {
                 crate::block::debug_fill::freed_slot(p, size_of::<T>());
             }
         });
+        #[cfg(feature = "tracy")]
+        self.profiler.free(self.value_ptr(index).addr());
         let stamp = self.stamp(index);
         // Relaxed: see `insert`. The free list's Release push orders it for the next
         // owner.
@@ -415,6 +424,9 @@ impl<T> Core<T> {
 
 impl<T> Drop for Core<T> {
     fn drop(&mut self) {
+        // Ends the pool in the profiler after the drops, even if one panics.
+        #[cfg(feature = "tracy")]
+        let _ending = self.profiler.ending();
         if mem::needs_drop::<T>() {
             // SAFETY: `&mut self` in drop: nothing else can reach the objects.
             unsafe { self.drop_objects_from(0) };

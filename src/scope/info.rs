@@ -38,6 +38,63 @@ pub(crate) struct ScopeInfo {
     extras: core::sync::atomic::AtomicPtr<Extras>,
     /// Destructors to run when the scope ends (its head is the first field).
     pub(crate) chain: Chain,
+    /// The profiler pool this scope's allocations go to, and the one its plots are
+    /// named by (the top-level scope's or the slot's): see `crate::profiler`.
+    #[cfg(feature = "tracy")]
+    pub(crate) profiler: ProfilerNames,
+}
+
+/// A scope's names in the profiler (feature `tracy`).
+#[cfg(feature = "tracy")]
+#[derive(Clone, Copy)]
+pub(crate) struct ProfilerNames {
+    /// This scope's own pool: `parent/name`, or `name` at the top.
+    pub(crate) pool: &'static crate::profiler::Name,
+    /// The pool of the top-level scope (or slot) this scope lies in.
+    pub(crate) top: &'static crate::profiler::Name,
+}
+
+#[cfg(feature = "tracy")]
+impl ProfilerNames {
+    /// The names of a scope called `name` opened inside `parent` (or at the top).
+    pub(crate) fn of(name: &str, parent: Option<NonNull<ScopeInfo>>) -> ProfilerNames {
+        // SAFETY: a parent record outlives its children (the scopes nest).
+        match parent.map(|p| unsafe { p.as_ref() }.profiler) {
+            Some(p) => ProfilerNames {
+                pool: crate::profiler::names::acquire(&[p.pool.text(), name]),
+                top: p.top,
+            },
+            None => ProfilerNames::top(&[name]),
+        }
+    }
+
+    /// The names of a top-level pool made of `parts`.
+    pub(crate) fn top(parts: &[&str]) -> ProfilerNames {
+        let pool = crate::profiler::names::acquire(parts);
+        ProfilerNames { pool, top: pool }
+    }
+
+    /// The names of slot `index` of the slot set `set` loaded by `holder`:
+    /// `set/holder`, or `set[index]` for a load with an empty name.
+    pub(crate) fn slot(set: &str, index: usize, holder: &str) -> ProfilerNames {
+        if holder.is_empty() {
+            use core::fmt::Write;
+            let mut text = crate::profiler::names::Text::new();
+            let _ = write!(text, "{set}[{index}]");
+            ProfilerNames::top(&[text.as_str()])
+        } else {
+            ProfilerNames::top(&[set, holder])
+        }
+    }
+
+    /// Ends the scope in the profiler: one discard of its pool, and the top-level
+    /// pool's use and the block's high-water mark plotted.
+    pub(crate) fn close(self, block: &LinearAllocator) {
+        use crate::profiler::{discard, plot, Plot};
+        discard(Some(self.pool));
+        plot(Plot::Used(self.top), block.used());
+        plot(Plot::HighWater(self.top), block.high_water_mark());
+    }
 }
 
 /// What only some scopes have: a budget, or pools to report.
@@ -113,6 +170,24 @@ impl ScopeInfo {
             extras: core::sync::atomic::AtomicPtr::new(
                 extras.map_or(core::ptr::null_mut(), NonNull::as_ptr),
             ),
+            #[cfg(feature = "tracy")]
+            profiler: ProfilerNames::of(name, parent),
+        }
+    }
+
+    /// A slot scope's record: no parent, no extras, and (with `tracy`) the profiler
+    /// pool named by the slot set `set` and the holder's name (or the slot's `index`).
+    #[inline]
+    #[cfg_attr(not(feature = "tracy"), allow(unused_variables))]
+    pub(crate) fn new_slot(name: &str, start: usize, set: &str, index: usize) -> ScopeInfo {
+        ScopeInfo {
+            name: NonNull::from(name),
+            start,
+            parent: None,
+            chain: Chain::new(),
+            extras: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
+            #[cfg(feature = "tracy")]
+            profiler: ProfilerNames::slot(set, index, name),
         }
     }
 

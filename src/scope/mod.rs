@@ -311,6 +311,8 @@ impl CloseScope<'_> {
                     close.cursor.set_limit(limit);
                 }
                 close.alloc.set_innermost(close.parent);
+                #[cfg(feature = "tracy")]
+                close.info.profiler.close(close.alloc);
             }
         }
         let _rewind = Rewind(self);
@@ -509,6 +511,15 @@ impl<'s> ScopeStack<'s> {
     #[cold]
     #[inline(never)]
     fn oom(&self, size: usize, align: usize) -> AllocError {
+        let err = self.oom_error(size, align);
+        #[cfg(feature = "tracy")]
+        crate::profiler::out_of_memory(&err, &self.report());
+        err
+    }
+
+    /// The error for [`oom`](Self::oom).
+    #[cold]
+    fn oom_error(&self, size: usize, align: usize) -> AllocError {
         if self.cursor.is_suspended() {
             return self.error(AllocErrorKind::NotInnermost, size, align);
         }

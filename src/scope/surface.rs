@@ -20,7 +20,12 @@ unsafe impl<'s> Core<'s> for &ScopeStack<'s> {
 
     #[inline(always)]
     fn bump_fast(self, size: usize, align: usize) -> Option<NonNull<u8>> {
-        self.cursor.bump_small(size, align)
+        let at = self.cursor.bump_small(size, align);
+        #[cfg(feature = "tracy")]
+        if let Some(at) = at {
+            super::place::placed(self, at, size);
+        }
+        at
     }
 
     #[cold]
@@ -33,9 +38,13 @@ unsafe impl<'s> Core<'s> for &ScopeStack<'s> {
 
     #[inline]
     fn bump(self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
-        self.cursor
+        let at = self
+            .cursor
             .bump_any(size, align)
-            .ok_or_else(|| self.oom(size, align))
+            .ok_or_else(|| self.oom(size, align))?;
+        #[cfg(feature = "tracy")]
+        super::place::placed(self, at, size);
+        Ok(at)
     }
 
     #[inline(always)]
@@ -135,5 +144,11 @@ unsafe impl<'s> Core<'s> for &ScopeStack<'s> {
     unsafe fn register_pool(self, link: crate::scope::info::PoolLink) {
         // SAFETY: forwarded from the caller.
         unsafe { ScopeStack::register_pool(self, link) }
+    }
+
+    #[cfg(feature = "tracy")]
+    #[inline(always)]
+    fn profiler_pool(self) -> &'static crate::profiler::Name {
+        self.info.profiler.pool
     }
 }

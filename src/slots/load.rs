@@ -181,12 +181,26 @@ impl Slots {
             let top = unsafe { c.as_ref() }.scope.inner.region.top();
             let used = top - start;
             rec.publish_use(used, used);
+            #[cfg(feature = "tracy")]
+            self.plot_use(index, used);
             return;
         }
         // No reservation is live between calls, so the bump pointer is the use; the
         // sub-block's own high-water mark is folded in when the slot unloads.
         let used = block.root().cur() - start;
         rec.publish_use(used, used);
+        #[cfg(feature = "tracy")]
+        self.plot_use(index, used);
+    }
+
+    /// Plots slot `index`'s use under its profiler name (holder only).
+    #[cfg(feature = "tracy")]
+    fn plot_use(&self, index: usize, used: usize) {
+        let h = self.record(index).holder_ptr();
+        // SAFETY: only the holder calls this, while the slot is open (its record is
+        // initialised).
+        let names = unsafe { &*ptr::addr_of!((*h).info).cast::<ScopeInfo>() }.profiler;
+        crate::profiler::plot(crate::profiler::Plot::Used(names.top), used);
     }
 
     /// Address where slot `index`'s sub-block begins.
@@ -216,7 +230,7 @@ impl Slots {
             let block = &*ptr::addr_of!((*h).block);
             let cursor = block.root();
             let info = ptr::addr_of_mut!((*h).info).cast::<ScopeInfo>();
-            info.write(ScopeInfo::new(name, cursor.cur(), None, None));
+            info.write(ScopeInfo::new_slot(name, cursor.cur(), self.name(), index));
             block.set_innermost(Some(NonNull::new_unchecked(info)));
             let handle = ScopeStack::from_parts(&*ptr::from_ref(cursor), &*info);
             ptr::addr_of_mut!((*h).handle)
@@ -294,6 +308,11 @@ impl Slots {
         crate::block::debug_fill::released(cursor, start);
         block.rewind(cursor, start);
         block.set_innermost(None);
+        // SAFETY: the record is initialised while the slot is open (until `free`).
+        #[cfg(feature = "tracy")]
+        unsafe { &*ptr::addr_of!((*h).info).cast::<ScopeInfo>() }
+            .profiler
+            .close(block);
         // The rewind has folded the bump pointer into the sub-block's mark, and no
         // reservation or shared-block scope is live, so the mark is its peak address.
         rec.publish_use(0, block.high_water_addr() - start);

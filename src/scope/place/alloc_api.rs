@@ -112,9 +112,37 @@ pub(crate) fn api_allocate<'s, C: Core<'s>>(
 #[inline]
 pub(crate) unsafe fn api_deallocate<'s, C: Core<'s>>(c: C, ptr: NonNull<u8>, layout: Layout) {
     let addr = ptr.as_ptr().addr();
+    #[cfg(feature = "tracy")]
+    if layout.size() != 0 {
+        crate::profiler::free(Some(c.profiler_pool()), addr);
+    }
     if is_last(c, addr, layout.size()) {
         // SAFETY: the caller gave the block up; it is the newest of the region.
         unsafe { c.give_back(addr, addr + layout.size()) };
+    }
+}
+
+/// Shows the end of `old` (given up by a move) in the profiler (feature `tracy`).
+#[inline(always)]
+#[cfg_attr(not(feature = "tracy"), allow(unused_variables))]
+fn moved_from<'s, C: Core<'s>>(c: C, old: NonNull<u8>, old_size: usize) {
+    #[cfg(feature = "tracy")]
+    if old_size != 0 {
+        crate::profiler::free(Some(c.profiler_pool()), old.as_ptr().addr());
+    }
+}
+
+/// Shows a block resized in place in the profiler (feature `tracy`).
+#[inline(always)]
+#[cfg_attr(not(feature = "tracy"), allow(unused_variables))]
+fn resized<'s, C: Core<'s>>(c: C, at: NonNull<u8>, old_size: usize, new_size: usize) {
+    #[cfg(feature = "tracy")]
+    {
+        let addr = at.as_ptr().addr();
+        if old_size != 0 {
+            crate::profiler::free(Some(c.profiler_pool()), addr);
+        }
+        crate::profiler::alloc(Some(c.profiler_pool()), addr, new_size);
     }
 }
 
@@ -135,6 +163,7 @@ pub(crate) unsafe fn api_grow<'s, C: Core<'s>>(
             // SAFETY: the block is the newest of the region; the room above it up to the
             // limit is free.
             unsafe { c.set_top(addr + new.size()) };
+            resized(c, ptr, old.size(), new.size());
             return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
         }
     }
@@ -142,6 +171,7 @@ pub(crate) unsafe fn api_grow<'s, C: Core<'s>>(
     // SAFETY: `ptr` holds `old.size()` initialised bytes (caller contract), `fresh` has at
     // least `new.size() >= old.size()` bytes and is a different, fresh block.
     unsafe { ptr::copy_nonoverlapping(ptr.as_ptr(), fresh.cast::<u8>().as_ptr(), old.size()) };
+    moved_from(c, ptr, old.size());
     Ok(fresh)
 }
 
@@ -189,11 +219,15 @@ pub(crate) unsafe fn api_shrink<'s, C: Core<'s>>(
             // newest of the region.
             unsafe { c.give_back(addr + new.size(), addr + old.size()) };
         }
+        if new.size() != old.size() {
+            resized(c, ptr, old.size(), new.size());
+        }
         return Ok(NonNull::slice_from_raw_parts(ptr, new.size()));
     }
     let fresh = api_allocate(c, new)?;
     // SAFETY: the first `new.size()` bytes of `ptr` are initialised (caller contract) and
     // `fresh` is a different block of that size.
     unsafe { ptr::copy_nonoverlapping(ptr.as_ptr(), fresh.cast::<u8>().as_ptr(), new.size()) };
+    moved_from(c, ptr, old.size());
     Ok(fresh)
 }

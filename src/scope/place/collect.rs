@@ -59,6 +59,8 @@ pub(crate) unsafe fn try_alloc_iter<'s, C: Core<'s>, T>(
         claimed: usize::MAX,
         outer: c.gaps_save(),
         hint,
+        #[cfg(feature = "tracy")]
+        shown: (0, 0),
         _s: PhantomData,
     };
     for value in iter.by_ref() {
@@ -101,6 +103,14 @@ pub(crate) unsafe fn try_alloc_iter<'s, C: Core<'s>, T>(
         // count only what was kept.
         // SAFETY: `[end, claimed)` was claimed by this call and holds nothing.
         unsafe { c.end_reservation(grow.claimed, grow.end, grow.outer) };
+        // The profiler saw the latest claim's size; show what the slice kept.
+        #[cfg(feature = "tracy")]
+        {
+            let (at, size) = grow.shown;
+            if size != 0 && grow.end - at != size {
+                crate::profiler::realloc(Some(c.profiler_pool()), at, at, grow.end - at);
+            }
+        }
     } else {
         c.gaps_restore(&grow.outer);
     }
@@ -215,6 +225,10 @@ fn claim_more<'s, C: Core<'s>, T>(
     }
     grow.end = start_addr + head + built;
     grow.claimed = bumped_to;
+    #[cfg(feature = "tracy")]
+    {
+        grow.shown = (start_addr, got);
+    }
     if got == bytes && c.top() == bumped_to {
         // The new room is the top of the region: claim some more ahead where it fits.
         let extra = c.limit().saturating_sub(bumped_to).min(ahead);
@@ -258,6 +272,9 @@ struct Growing<'s, C: Core<'s>, T> {
     outer: C::Gaps,
     /// The iterator's lower bound on its length, claimed ahead at the first claim.
     hint: usize,
+    /// The latest claim as the profiler saw it (address and size; size 0 for none).
+    #[cfg(feature = "tracy")]
+    shown: (usize, usize),
     _s: PhantomData<&'s ()>,
 }
 
@@ -271,6 +288,8 @@ impl<'s, C: Core<'s>, T> Drop for Growing<'s, C, T> {
             end: usize,
             claimed: usize,
             outer: C::Gaps,
+            #[cfg(feature = "tracy")]
+            shown: (usize, usize),
             _s: PhantomData<&'s ()>,
         }
         impl<'s, C: Core<'s>> Drop for Rewind<'s, C> {
@@ -289,6 +308,10 @@ impl<'s, C: Core<'s>, T> Drop for Growing<'s, C, T> {
                     // SAFETY: the elements in `[from, end)` were dropped; no record
                     // points into the room.
                     unsafe { c.give_back(self.from, self.end) };
+                    #[cfg(feature = "tracy")]
+                    if self.shown.1 != 0 {
+                        crate::profiler::free(Some(c.profiler_pool()), self.shown.0);
+                    }
                 }
             }
         }
@@ -298,6 +321,8 @@ impl<'s, C: Core<'s>, T> Drop for Growing<'s, C, T> {
             end: self.end,
             claimed: self.claimed,
             outer: self.outer,
+            #[cfg(feature = "tracy")]
+            shown: self.shown,
             _s: PhantomData,
         };
         // SAFETY: the first `len` elements were initialised and never handed out; this

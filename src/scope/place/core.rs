@@ -118,6 +118,17 @@ pub unsafe trait Core<'s>: Copy {
     /// `link.snapshot` reads only memory of this scope that stays valid (and
     /// initialised) until the scope ends.
     unsafe fn register_pool(self, link: crate::scope::info::PoolLink);
+
+    /// The profiler pool this surface's allocations are shown in (feature `tracy`).
+    #[cfg(feature = "tracy")]
+    fn profiler_pool(self) -> &'static crate::profiler::Name;
+}
+
+/// Shows `size` bytes placed at `at` through `c` in the profiler (feature `tracy`).
+#[cfg(feature = "tracy")]
+#[inline]
+pub(crate) fn placed<'s, C: Core<'s>>(c: C, at: NonNull<u8>, size: usize) {
+    crate::profiler::alloc(Some(c.profiler_pool()), at.as_ptr().addr(), size);
 }
 
 /// A value that lends a [`Core`]: a surface's handle as the `Place` trait holds it

@@ -40,6 +40,8 @@ mod text;
 mod values;
 
 pub(crate) use self::core::or_fail;
+#[cfg(feature = "tracy")]
+pub(crate) use self::core::placed;
 pub use self::core::{Core, Handle};
 pub(crate) use alloc_api::allocator_through_core;
 pub use api::{Place, Sealed};

@@ -135,6 +135,8 @@ fn format_at_top<'s, C: Core<'s>>(
             reservation.keep_to = w.at;
             drop(reservation);
             let len = w.at - start;
+            #[cfg(feature = "tracy")]
+            super::core::placed(c, c.ptr_at(start), len);
             // SAFETY: `[start, start + len)` holds the UTF-8 text just written and stays
             // below the top until the scope ends.
             unsafe {

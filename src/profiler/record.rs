@@ -1,0 +1,123 @@
+//! The recorder the seam writes to in this crate's unit tests (instead of Tracy), so a
+//! test can check the exact events a scripted program makes.
+//!
+//! Invariant: while a [`Recording`] lives, every event whose pool or plot name starts
+//! with its prefix (or whose message contains it) is appended, in the order the
+//! recorder's lock was taken; at most one recording runs at a time.
+use std::string::{String, ToString};
+use std::sync::{Mutex, MutexGuard};
+use std::vec::Vec;
+
+use super::event::{Event, Plot};
+
+/// An event as recorded: names as text, messages copied.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Recorded {
+    Alloc {
+        pool: &'static str,
+        addr: usize,
+        size: usize,
+    },
+    Free {
+        pool: &'static str,
+        addr: usize,
+    },
+    Discard {
+        pool: &'static str,
+    },
+    Plot {
+        name: String,
+        value: f64,
+    },
+    Message {
+        text: String,
+    },
+}
+
+struct State {
+    prefix: String,
+    events: Vec<Recorded>,
+}
+
+static STATE: Mutex<Option<State>> = Mutex::new(None);
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Records the events of names starting with a prefix until [`Recording::finish`].
+pub(crate) struct Recording {
+    _one: MutexGuard<'static, ()>,
+}
+
+impl Recording {
+    /// Starts recording events whose names start with `prefix`.
+    pub(crate) fn start(prefix: &str) -> Recording {
+        let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        *STATE.lock().unwrap_or_else(|e| e.into_inner()) = Some(State {
+            prefix: prefix.to_string(),
+            events: Vec::new(),
+        });
+        Recording { _one: one }
+    }
+
+    /// Stops and returns what was recorded.
+    pub(crate) fn finish(self) -> Vec<Recorded> {
+        STATE
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+            .map(|s| s.events)
+            .unwrap_or_default()
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        STATE.lock().unwrap_or_else(|e| e.into_inner()).take();
+    }
+}
+
+/// Appends `event` if a recording wants it.
+pub(super) fn push(event: Event<'_>) {
+    let mut state = STATE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(state) = state.as_mut() else { return };
+    let recorded = match event {
+        Event::Alloc { pool, addr, size } => Recorded::Alloc {
+            pool: pool.text(),
+            addr,
+            size,
+        },
+        Event::Free { pool, addr } => Recorded::Free {
+            pool: pool.text(),
+            addr,
+        },
+        Event::Discard { pool } => Recorded::Discard { pool: pool.text() },
+        Event::Plot { plot, value } => {
+            let c = match plot {
+                Plot::Used(n) => n.used_c(),
+                Plot::HighWater(n) => n.high_water_c(),
+                Plot::Len(n) => n.len_c(),
+            };
+            Recorded::Plot {
+                name: c.to_string_lossy().into_owned(),
+                value,
+            }
+        }
+        Event::Message { text } => {
+            if !text.contains(state.prefix.as_str()) {
+                return;
+            }
+            Recorded::Message {
+                text: text.to_string(),
+            }
+        }
+    };
+    let name: &str = match &recorded {
+        Recorded::Alloc { pool, .. } | Recorded::Free { pool, .. } | Recorded::Discard { pool } => {
+            pool
+        }
+        Recorded::Plot { name, .. } => name,
+        Recorded::Message { .. } => "",
+    };
+    if name.is_empty() || name.starts_with(state.prefix.as_str()) {
+        state.events.push(recorded);
+    }
+}

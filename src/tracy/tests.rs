@@ -1,0 +1,370 @@
+//! The events a scripted program shows the profiler, read from the seam's recorder:
+//! exact sequences for small programs, and for bigger ones the rules every sequence
+//! keeps (each allocation ends once, by a free or a discard; names are right; nothing
+//! lies outside its scope's memory).
+use std::collections::{HashMap, HashSet};
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use crate::profiler::record::{Recorded, Recording};
+use crate::{slot_root, LinearAllocator};
+
+use Recorded::{Alloc, Discard, Free};
+
+fn plot(name: &str, value: usize) -> Recorded {
+    Recorded::Plot {
+        name: name.to_string(),
+        value: value as f64,
+    }
+}
+
+/// Checks what every recording must keep, and returns the allocations per pool
+/// (address, size), in order.
+fn check_rules(events: &[Recorded]) -> HashMap<&'static str, Vec<(usize, usize)>> {
+    let mut live: HashMap<&'static str, HashSet<usize>> = HashMap::new();
+    let mut discarded: HashSet<&'static str> = HashSet::new();
+    let mut allocs: HashMap<&'static str, Vec<(usize, usize)>> = HashMap::new();
+    for e in events {
+        match *e {
+            Alloc { pool, addr, size } => {
+                assert!(size > 0, "{e:?}: no empty allocations");
+                assert!(
+                    live.entry(pool).or_default().insert(addr),
+                    "{e:?}: allocated twice while live"
+                );
+                discarded.remove(pool);
+                allocs.entry(pool).or_default().push((addr, size));
+            }
+            Free { pool, addr } => assert!(
+                live.entry(pool).or_default().remove(&addr),
+                "{e:?}: freed but not live"
+            ),
+            Discard { pool } => {
+                live.remove(pool);
+                assert!(discarded.insert(pool), "{e:?}: discarded twice");
+            }
+            _ => {}
+        }
+    }
+    for (pool, addrs) in &live {
+        assert!(addrs.is_empty(), "{pool}: {addrs:?} never ended");
+    }
+    allocs
+}
+
+fn addr<T: ?Sized>(r: &T) -> usize {
+    (r as *const T).cast::<u8>().addr()
+}
+
+#[test]
+fn nested_scopes_allocate_in_their_own_pools_and_each_close_is_one_discard() {
+    let rec = Recording::start("tn_");
+    let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    let mut seen = Vec::new();
+    memory.scope("tn_systems", |systems| {
+        let a = systems.alloc_slice_copy(&[1u32; 4]);
+        seen.push(Alloc {
+            pool: "tn_systems",
+            addr: addr(a),
+            size: 16,
+        });
+        systems.scope("level", |level| {
+            let b = level.new_pod(5u64);
+            seen.push(Alloc {
+                pool: "tn_systems/level",
+                addr: addr(b),
+                size: 8,
+            });
+            let t = level.alloc_fmt(format_args!("level {}", 3));
+            seen.push(Alloc {
+                pool: "tn_systems/level",
+                addr: addr(t),
+                size: 7,
+            });
+        });
+    });
+    let events = rec.finish();
+    seen.extend([
+        Discard {
+            pool: "tn_systems/level",
+        },
+        plot("tn_systems used", 16),
+        plot("tn_systems high-water", 16 + 8 + 7),
+        Discard { pool: "tn_systems" },
+        plot("tn_systems used", 0),
+        plot("tn_systems high-water", 16 + 8 + 7),
+    ]);
+    assert_eq!(events, seen);
+    check_rules(&events);
+}
+
+#[test]
+fn a_box_in_a_scope_is_an_allocation_and_a_free_and_grows_show_as_both() {
+    use allocator_api2::boxed::Box;
+    use allocator_api2::vec::Vec as ApiVec;
+    let rec = Recording::start("tb_");
+    let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    let mut boxed_at = 0;
+    memory.scope("tb_scope", |s| {
+        let b = Box::new_in(7u64, &**s);
+        boxed_at = addr(&*b);
+        drop(b);
+        let mut v = ApiVec::with_capacity_in(2, &**s);
+        v.extend([1u8, 2, 3]); // grows in place: a free and a new allocation
+    });
+    let events = rec.finish();
+    assert_eq!(
+        events[..2],
+        [
+            Alloc {
+                pool: "tb_scope",
+                addr: boxed_at,
+                size: 8
+            },
+            Free {
+                pool: "tb_scope",
+                addr: boxed_at
+            }
+        ]
+    );
+    let allocs = check_rules(&events);
+    // The box, then the vector's first buffer and its growth at the same address.
+    let sizes: Vec<usize> = allocs["tb_scope"].iter().map(|a| a.1).collect();
+    assert_eq!(sizes[0], 8);
+    assert_eq!(sizes[1], 2);
+    assert!(sizes[2] >= 3);
+    assert_eq!(allocs["tb_scope"][1].0, allocs["tb_scope"][2].0);
+    assert!(events.contains(&Discard { pool: "tb_scope" }));
+}
+
+#[test]
+fn a_concurrent_scope_shows_every_workers_allocations_in_its_pool() {
+    let rec = Recording::start("tc_");
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    let (lo, hi) = (memory.start_addr(), memory.end_addr());
+    let mut placed: Vec<(usize, usize)> = Vec::new();
+    memory.scope("tc_frame", |frame| {
+        frame.scope_concurrent("jobs", |jobs| {
+            let per_thread: Vec<Vec<(usize, usize)>> = std::thread::scope(|t| {
+                let workers: Vec<_> = (0..2)
+                    .map(|w| {
+                        t.spawn(move || {
+                            (0..20u32)
+                                .map(|i| {
+                                    let s = jobs.local().alloc_slice_fill_copy(4, w * 100 + i);
+                                    (addr(&*s), 16)
+                                })
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                workers.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            placed = per_thread.concat();
+            // The shared handle places in the same pool.
+            let s = jobs.alloc_str("shared");
+            placed.push((addr(s), 6));
+        });
+    });
+    let events = rec.finish();
+    let allocs = check_rules(&events);
+    let mut shown = allocs["tc_frame/jobs"].clone();
+    shown.sort();
+    placed.sort();
+    assert_eq!(shown, placed, "exactly what was placed, once each");
+    assert!(shown.iter().all(|&(a, s)| a >= lo && a + s <= hi));
+    assert!(
+        !allocs.contains_key("tc_frame"),
+        "the parent placed nothing"
+    );
+    let discards: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e, Discard { .. }))
+        .collect();
+    assert_eq!(
+        discards,
+        [
+            &Discard {
+                pool: "tc_frame/jobs"
+            },
+            &Discard { pool: "tc_frame" }
+        ]
+    );
+}
+
+struct Level<'s> {
+    name: &'s str,
+}
+slot_root!(struct LevelRoot = for<'s> Level<'s>);
+
+#[test]
+fn slots_unloaded_out_of_order_each_end_with_one_discard() {
+    let rec = Recording::start("ts_");
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("tg_game", |game| {
+        let levels = game.new_slots("ts_levels", 3, 4096);
+        let load = |name: &str| {
+            levels
+                .load::<LevelRoot>(name, |s| Level {
+                    name: s.alloc_str(name),
+                })
+                .unwrap()
+        };
+        let forest = load("forest");
+        let castle = load("castle");
+        let unnamed = load("");
+        castle.with(|l| assert_eq!(l.name, "castle"));
+        drop(forest); // first in, first out
+        drop(unnamed);
+        let forest_again = load("forest");
+        drop(castle);
+        drop(forest_again);
+    });
+    let events = rec.finish();
+    let allocs = check_rules(&events);
+    assert_eq!(
+        allocs["ts_levels/forest"].len(),
+        4,
+        "two loads: a name and a root each"
+    );
+    assert_eq!(allocs["ts_levels/castle"][0].1, 6);
+    assert!(allocs.keys().any(|k| k.starts_with("ts_levels[")));
+    let discards: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Discard { pool } => Some(*pool),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(discards[0], "ts_levels/forest");
+    assert!(discards[1].starts_with("ts_levels["));
+    assert_eq!(discards[2..], ["ts_levels/castle", "ts_levels/forest"]);
+    // Each load plots the slot's use; each unload plots 0.
+    assert!(events.contains(&plot("ts_levels/castle used", 0)));
+    assert!(events
+        .iter()
+        .any(|e| matches!(e, Recorded::Plot { name, value } if name == "ts_levels/forest used" && *value > 0.0)));
+}
+
+#[test]
+fn pools_show_inserts_and_removes_and_end_with_one_discard() {
+    let rec = Recording::start("tp_");
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("tp_level", |level| {
+        let pool = level.new_pool::<u64>(4);
+        let a = pool.insert(1).unwrap();
+        let b = pool.insert(2).unwrap();
+        let (a_at, b_at) = (addr(&*a), addr(&*b));
+        drop(a);
+        let kept = b.into_handle(); // stays in the pool until it is dropped
+        assert_eq!(pool.get(kept), Some(&2));
+        let h = pool.insert_mut(3).unwrap();
+        assert_eq!(pool.remove(h), Some(3));
+        let dense = level.new_dense_pool::<u32>(4);
+        let x = dense.insert(10).unwrap();
+        let y = dense.insert(11).unwrap();
+        let x_at = addr(&dense[x]);
+        let y_at = addr(&dense[y]);
+        dense.remove(x); // the last object moves into the hole: the last cell ends
+        let _ = (a_at, b_at, x_at, y_at);
+    });
+    let events = rec.finish();
+    let allocs = check_rules(&events);
+    assert_eq!(allocs["tp_level/Pool<u64>"].len(), 3);
+    assert!(allocs["tp_level/Pool<u64>"].iter().all(|a| a.1 == 8));
+    assert_eq!(allocs["tp_level/DensePool<u32>"].len(), 2);
+    let frees: Vec<&Recorded> = events
+        .iter()
+        .filter(|e| {
+            matches!(
+                e,
+                Free {
+                    pool: "tp_level/DensePool<u32>",
+                    ..
+                }
+            )
+        })
+        .collect();
+    assert_eq!(frees.len(), 1);
+    // The pool's memory is one allocation of the level; the pools' own pools end with
+    // the level, before it.
+    assert!(allocs["tp_level"].len() >= 2);
+    let order: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Discard { pool } => Some(*pool),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        order,
+        ["tp_level/DensePool<u32>", "tp_level/Pool<u64>", "tp_level"]
+    );
+    let lens: Vec<f64> = events
+        .iter()
+        .filter_map(|e| match e {
+            Recorded::Plot { name, value } if name == "tp_level/Pool<u64> len" => Some(*value),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(lens, [1.0, 2.0, 1.0, 2.0, 1.0, 0.0]);
+}
+
+#[test]
+fn two_live_pools_of_one_name_get_different_names() {
+    let rec = Recording::start("tt_");
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("tt_level", |level| {
+        let a = level.new_pool::<u8>(2);
+        let b = level.new_pool::<u8>(2);
+        let _x = a.insert(1).unwrap();
+        let _y = b.insert(2).unwrap();
+    });
+    let allocs = check_rules(&rec.finish());
+    assert!(
+        allocs.contains_key("tt_level/Pool<u8>"),
+        "{:?}",
+        allocs.keys()
+    );
+    assert!(allocs.contains_key("tt_level/Pool<u8>#2"));
+}
+
+#[test]
+fn out_of_memory_sends_the_map_and_places_nothing() {
+    let rec = Recording::start("to_");
+    let mut memory = LinearAllocator::with_capacity(256).unwrap();
+    memory.scope("to_small", |s| {
+        s.alloc_raw(100, 1);
+        assert!(s.try_alloc_raw(1000, 1).is_err());
+    });
+    let events = rec.finish();
+    let messages: Vec<&String> = events
+        .iter()
+        .filter_map(|e| match e {
+            Recorded::Message { text } => Some(text),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(messages.len(), 1);
+    assert!(messages[0].contains("out of memory"), "{}", messages[0]);
+    assert!(messages[0].contains("to_small"), "the map names the scope");
+    let allocs = check_rules(&events);
+    assert_eq!(allocs["to_small"], [(memory.start_addr(), 100)]);
+}
+
+#[test]
+fn an_iterator_collected_in_place_shows_the_size_it_kept() {
+    let rec = Recording::start("ti_");
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    let mut at = 0;
+    memory.scope("ti_scope", |s| {
+        // No size hint: the room grows while it collects.
+        let v = s.alloc_iter((0..1000u32).filter(|n| n % 3 == 0));
+        at = addr(&v[0]);
+        assert_eq!(v.len(), 334);
+    });
+    let events = rec.finish();
+    let allocs = check_rules(&events);
+    let last = *allocs["ti_scope"].last().unwrap();
+    assert_eq!(last, (at, 334 * 4));
+}
