@@ -37,7 +37,9 @@ done
 cd "$(dirname "$0")/.."
 ceilings_file=scripts/hot_path_ceilings.txt
 target_dir="${CARGO_TARGET_DIR:-target}"
-cargo build --quiet --release -p benches --example hot_path
+# HOT_PATH_FEATURES=scope-stack/tracy measures a build with crate features on (the
+# table only: the ceilings are for the default build).
+cargo build --quiet --release -p benches --example hot_path ${HOT_PATH_FEATURES:+--features "$HOT_PATH_FEATURES"}
 bin="$target_dir/release/examples/hot_path"
 
 out="$(mktemp -d)"

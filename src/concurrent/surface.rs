@@ -46,10 +46,12 @@ unsafe impl<'s> Core<'s> for &LocalScope<'s> {
 
     #[inline]
     fn bump(self, size: usize, align: usize) -> Result<NonNull<u8>, AllocError> {
-        let at = LocalScope::bump(self, size, align)?;
+        let at = LocalScope::bump(self, size, align);
         #[cfg(feature = "tracy")]
-        crate::scope::place::placed(self, at, size);
-        Ok(at)
+        if let Ok(at) = at {
+            crate::scope::place::placed(self, at, size);
+        }
+        at
     }
 
     #[inline(always)]

@@ -41,10 +41,12 @@ unsafe impl<'s> Core<'s> for &ScopeStack<'s> {
         let at = self
             .cursor
             .bump_any(size, align)
-            .ok_or_else(|| self.oom(size, align))?;
+            .ok_or_else(|| self.oom(size, align));
         #[cfg(feature = "tracy")]
-        super::place::placed(self, at, size);
-        Ok(at)
+        if let Ok(at) = at {
+            super::place::placed(self, at, size);
+        }
+        at
     }
 
     #[inline(always)]
