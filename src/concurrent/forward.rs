@@ -57,6 +57,12 @@ impl<'c> ConcurrentScope<'_> {
             // alone (see `region`).
             let slot = unsafe { &*inner.slots.as_ptr().add(index) };
             at = slot.bump(size, align);
+            // SAFETY: the record lives as long as the scope call, which outlives `self`.
+            #[cfg(feature = "tracy")]
+            if let Some(a) = at {
+                let pool = unsafe { inner.info.get().as_ref() }.profiler.pool;
+                crate::profiler::alloc(Some(pool), a, size);
+            }
         }
         if size <= 16 {
             // As in `LocalScope::new_pod`: small values go to the slow path with it.
@@ -68,7 +74,13 @@ impl<'c> ConcurrentScope<'_> {
         }
         let p = match at {
             Some(at) => inner.ptr(at),
-            None => self.local().bump_or_fail(size, align),
+            None => {
+                let local = self.local();
+                let p = local.bump_or_fail(size, align);
+                #[cfg(feature = "tracy")]
+                crate::scope::place::placed(&local, p, size);
+                p
+            }
         };
         // SAFETY: fresh memory of this thread's, sized and aligned for `T`.
         unsafe { place(p.cast(), value) }

@@ -164,6 +164,8 @@ fn a_concurrent_scope_shows_every_workers_allocations_in_its_pool() {
             // The shared handle places in the same pool.
             let s = jobs.alloc_str("shared");
             placed.push((addr(s), 6));
+            let v = jobs.new_pod(7u64);
+            placed.push((addr(v), 8));
         });
     });
     let events = rec.finish();
