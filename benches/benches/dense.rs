@@ -15,6 +15,8 @@
 //! time elsewhere): on a shared machine, time spent running other processes does not
 //! count, though what they do to the caches still does.
 
+mod common;
+
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
@@ -43,32 +45,15 @@ fn config() -> Criterion {
         .measurement_time(Duration::from_secs(2))
 }
 
-/// The calling thread's CPU time (Linux).
-#[cfg(target_os = "linux")]
-fn thread_cpu_time() -> Option<Duration> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant.
-    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0;
-    ok.then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
-}
-
-#[cfg(not(target_os = "linux"))]
-fn thread_cpu_time() -> Option<Duration> {
-    None
-}
-
 /// Runs `routine` as criterion asks, timed by this thread's CPU clock where there is
 /// one (wall time otherwise).
 fn measure(b: &mut Bencher<'_>, mut routine: impl FnMut()) {
     b.iter_custom(|iters| {
-        let (wall, cpu) = (Instant::now(), thread_cpu_time());
+        let (wall, cpu) = (Instant::now(), common::thread_cpu_time());
         for _ in 0..iters {
             routine();
         }
-        match (cpu, thread_cpu_time()) {
+        match (cpu, common::thread_cpu_time()) {
             (Some(start), Some(end)) => end - start,
             _ => wall.elapsed(),
         }

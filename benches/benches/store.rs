@@ -8,6 +8,8 @@
 //! that keeps replacing objects for as long as the benchmark runs, so reads always
 //! compete with writes (the store's readers never wait; the RwLock's readers do).
 
+mod common;
+
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -259,23 +261,6 @@ fn write_and_commit(c: &mut Criterion) {
 /// is long next to starting its reader threads.
 const COMMITS_PER_READ_FRAME: u64 = 4096;
 
-/// The calling thread's CPU time, where the platform has a clock for it.
-#[cfg(target_os = "linux")]
-fn thread_cpu_time() -> Option<Duration> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant.
-    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0;
-    ok.then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
-}
-
-#[cfg(not(target_os = "linux"))]
-fn thread_cpu_time() -> Option<Duration> {
-    None
-}
-
 /// One writer doing `write` + `commit` while `readers` threads read random objects as
 /// fast as they can. Readers never block the writer, and the versions come from the
 /// store's sharded pool, so the writer's rate must not fall as readers are added.
@@ -320,13 +305,13 @@ fn write_commit_with_readers(c: &mut Criterion) {
                                 while running.load(Ordering::Relaxed) < readers {
                                     std::thread::yield_now();
                                 }
-                                let (wall, cpu) = (Instant::now(), thread_cpu_time());
+                                let (wall, cpu) = (Instant::now(), common::thread_cpu_time());
                                 for _ in 0..n {
                                     let mut d = shared.write(black_box(ids[next(&mut i)])).unwrap();
                                     d.flags += 1;
                                     shared.commit(d).ok().unwrap();
                                 }
-                                let took = match (cpu, thread_cpu_time()) {
+                                let took = match (cpu, common::thread_cpu_time()) {
                                     (Some(a), Some(b)) => b - a,
                                     _ => wall.elapsed(),
                                 };

@@ -34,3 +34,14 @@ pub(crate) enum Plot {
     /// `"<name> len"`: the objects in a pool.
     Len(&'static Name),
 }
+
+impl Plot {
+    /// The plot's name as Tracy keeps it.
+    pub(crate) fn name_c(self) -> &'static core::ffi::CStr {
+        match self {
+            Plot::Used(n) => n.used_c(),
+            Plot::HighWater(n) => n.high_water_c(),
+            Plot::Len(n) => n.len_c(),
+        }
+    }
+}

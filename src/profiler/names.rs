@@ -115,8 +115,12 @@ fn make(text: String) -> &'static Name {
 /// A live pool name for `parts` joined by `/` (at most [`MAX_NAME`] bytes): the first
 /// variant of that text no live pool holds, made on first use.
 pub(crate) fn acquire(parts: &[&str]) -> &'static Name {
-    let mut buf = [0u8; MAX_NAME];
-    let text = join(&mut buf, parts);
+    use core::fmt::Write;
+    let mut joined = Text::new();
+    for (i, part) in parts.iter().enumerate() {
+        let _ = write!(joined, "{}{part}", if i == 0 { "" } else { "/" });
+    }
+    let text = joined.as_str();
     let mut table = TABLE.lock().unwrap_or_else(|e| e.into_inner());
     let table = table.get_or_insert_with(HashMap::new);
     if let Some(variants) = table.get_mut(text) {
@@ -141,25 +145,6 @@ pub(crate) fn acquire(parts: &[&str]) -> &'static Name {
 /// Frees `name` for the next pool of its text.
 pub(crate) fn release(name: &'static Name) {
     name.live.store(false, Ordering::Release);
-}
-
-/// Joins `parts` with `/` into `buf`, cut at a character boundary when too long.
-fn join<'b>(buf: &'b mut [u8; MAX_NAME], parts: &[&str]) -> &'b str {
-    let mut len = 0;
-    for (i, part) in parts.iter().enumerate() {
-        let sep: &str = if i == 0 { "" } else { "/" };
-        for piece in [sep, part] {
-            let room = MAX_NAME - len;
-            let mut take = piece.len().min(room);
-            while !piece.is_char_boundary(take) {
-                take -= 1;
-            }
-            buf[len..len + take].copy_from_slice(&piece.as_bytes()[..take]);
-            len += take;
-        }
-    }
-    // Only whole characters were copied, so this cannot fail.
-    core::str::from_utf8(&buf[..len]).unwrap_or("")
 }
 
 /// `core::any::type_name::<T>()` without module paths: `Pool<level::Enemy>` reads

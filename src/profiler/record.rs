@@ -8,7 +8,7 @@ use std::string::{String, ToString};
 use std::sync::{Mutex, MutexGuard};
 use std::vec::Vec;
 
-use super::event::{Event, Plot};
+use super::event::Event;
 
 /// An event as recorded: names as text, messages copied.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,17 +90,10 @@ pub(super) fn push(event: Event<'_>) {
             addr,
         },
         Event::Discard { pool } => Recorded::Discard { pool: pool.text() },
-        Event::Plot { plot, value } => {
-            let c = match plot {
-                Plot::Used(n) => n.used_c(),
-                Plot::HighWater(n) => n.high_water_c(),
-                Plot::Len(n) => n.len_c(),
-            };
-            Recorded::Plot {
-                name: c.to_string_lossy().into_owned(),
-                value,
-            }
-        }
+        Event::Plot { plot, value } => Recorded::Plot {
+            name: plot.name_c().to_string_lossy().into_owned(),
+            value,
+        },
         Event::Message { text } => {
             if !text.contains(state.prefix.as_str()) {
                 return;

@@ -4,7 +4,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// `true` when the binary runs as a real measurement (`cargo bench`), not in `--test`
 /// or `--list` mode: only then is there a fresh table to print.
@@ -54,4 +54,23 @@ pub fn folder_name(id: &str) -> String {
     id.chars()
         .map(|c| if "?\"/\\*<>:|".contains(c) { '_' } else { c })
         .collect()
+}
+
+/// The calling thread's CPU time, where the platform has a clock for it (Linux), so
+/// a timed batch leaves out the time another process held the core.
+#[cfg(target_os = "linux")]
+pub fn thread_cpu_time() -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the clock id is a constant.
+    let ok = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } == 0;
+    ok.then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
+/// No thread CPU clock here: callers fall back to wall time.
+#[cfg(not(target_os = "linux"))]
+pub fn thread_cpu_time() -> Option<Duration> {
+    None
 }
