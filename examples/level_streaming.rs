@@ -119,7 +119,7 @@ fn build_level<'x>(scope: &'x ConcurrentScope<'x>, number: usize) -> Level<'x> {
             tiles
                 .iter()
                 .enumerate()
-                .filter(|(_, &t)| t == 250)
+                .filter(|&(_, &t)| t == 250)
                 .map(|(i, _)| (lo + i) as u32),
         );
         (tiles, spawns)

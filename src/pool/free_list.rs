@@ -586,7 +586,7 @@ impl FreeLists {
     /// the whole pool from one home finds the next shard with room at once instead of
     /// walking past every shard it already emptied.
     #[inline]
-    fn steal_order(&self, home: u32, transit: &Transit) -> impl Iterator<Item = u32> {
+    fn steal_order(&self, home: u32, transit: &Transit) -> impl Iterator<Item = u32> + use<> {
         let shards = self.layout.shards;
         // Relaxed: a hint; any shard number is correct, and it orders nothing.
         let hint = transit.steal_hint.load(Ordering::Relaxed);

@@ -90,7 +90,7 @@ proptest! {
                     Op::InsertEvicting(v) => {
                         if model.len() == capacity {
                             let min = *model.values().min().unwrap();
-                            let victim = *model.iter().find(|(_, &x)| x == min).unwrap().0;
+                            let victim = *model.iter().find(|&(_, &x)| x == min).unwrap().0;
                             model.remove(&victim);
                         }
                         let h = pool.insert_evicting(v, |&x| x);
