@@ -61,7 +61,7 @@ impl Work {
 
 /// Allocations per thread between two resets.
 fn round() -> u64 {
-    if common::measuring() {
+    if common::measuring() || probe_rounds().is_some() {
         20_000
     } else {
         100
@@ -187,22 +187,92 @@ fn scope_stack_run(
     threads: usize,
     work: Work,
     iters: u64,
-    local: bool,
+    via: Via,
+    chunk: Option<usize>,
 ) -> Duration {
     rounds(iters, |n| {
         memory.scope("bench", |scope| {
-            let config = ConcurrentConfig::new().threads(threads.max(32) + 2);
+            let mut config = ConcurrentConfig::new().threads(threads.max(32) + 2);
+            if let Some(bytes) = chunk {
+                config = config.chunk_size(bytes);
+            }
             scope.scope_concurrent_with("jobs", config, |jobs| {
-                round_on(threads, |t| {
-                    if local {
-                        alloc_loop(&jobs.local(), work, (t as u64) << 40, n)
-                    } else {
+                round_on(threads, |t| match via {
+                    Via::Local => alloc_loop(&jobs.local(), work, (t as u64) << 40, n),
+                    Via::Shared => {
+                        // A fresh thread's first look-up registers its thread index,
+                        // which may wait for the last round's threads to exit (see
+                        // docs/PERFORMANCE.md). Every other contender gets its
+                        // per-thread handle before the timer starts; so does this one.
+                        let _ = jobs.local();
                         alloc_loop(&Shared(jobs), work, (t as u64) << 40, n)
                     }
+                    Via::SharedCold => alloc_loop(&Shared(jobs), work, (t as u64) << 40, n),
                 })
             })
         })
     })
+}
+
+/// How the scope-stack contenders reach the concurrent scope.
+#[derive(Clone, Copy)]
+enum Via {
+    /// `ConcurrentScope::local()`, taken before the timer starts.
+    Local,
+    /// `&ConcurrentScope`, with the thread registered before the timer starts.
+    Shared,
+    /// `&ConcurrentScope` on a fresh thread: its first allocation registers it, inside
+    /// the timed loop (the probe's `&self-cold`).
+    SharedCold,
+}
+
+// ----- independent per-thread scope stacks (the reference: no sharing at all) -----
+
+/// One block per thread, each with a scope per round. With `rotate`, thread `t` gets
+/// block `(t + r) % threads` in round `r` (the probe's experiment: memory that another
+/// core wrote in the round before); otherwise thread `t` always gets block `t`.
+fn stacks_run(
+    blocks: &mut [LinearAllocator],
+    threads: usize,
+    work: Work,
+    iters: u64,
+    rotate: Option<&mut usize>,
+) -> Duration {
+    let mut shift = rotate.as_ref().map_or(0, |r| **r);
+    let d = rounds(iters, |n| {
+        let cells: Vec<std::sync::Mutex<Option<&mut LinearAllocator>>> = blocks[..threads]
+            .iter_mut()
+            .map(|b| std::sync::Mutex::new(Some(b)))
+            .collect();
+        let d = round_on(threads, |t| {
+            let block = cells[(t + shift) % threads].lock().unwrap().take().unwrap();
+            block.scope("bench", |scope| {
+                alloc_loop(&StackH(scope), work, (t as u64) << 40, n)
+            })
+        });
+        shift = shift.wrapping_add(rotate.is_some() as usize);
+        d
+    });
+    if let Some(r) = rotate {
+        *r = shift;
+    }
+    d
+}
+
+struct StackH<'a, 'c, 'e>(&'a scope_stack::Scope<'c, 'e>);
+impl Handle for StackH<'_, '_, '_> {
+    #[inline(always)]
+    fn u64(&self, v: u64) -> *const u8 {
+        (self.0.new_pod(v) as *const u64).cast()
+    }
+    #[inline(always)]
+    fn obj(&self, v: Obj48) -> *const u8 {
+        (self.0.new_pod(v) as *const Obj48).cast()
+    }
+    #[inline(always)]
+    fn slice(&self, v: &[u32; 16]) -> *const u8 {
+        self.0.alloc_slice_copy(v).as_ptr().cast()
+    }
 }
 
 // ----- blink-alloc -----
@@ -355,9 +425,10 @@ fn thread_counts() -> Vec<usize> {
     counts
 }
 
-const CONTENDERS: [&str; 6] = [
+const CONTENDERS: [&str; 7] = [
     "local()",
     "&self",
+    "stacks",
     "blink-alloc",
     "bumpalo-herd",
     "BumpPool",
@@ -371,30 +442,48 @@ fn bench_point(c: &mut Criterion, work: Work, threads: usize) {
     // pays for fresh pages after the warm-up.
     let mut memory = block_for(threads, work);
     g.bench_function(CONTENDERS[0], |b| {
-        b.iter_custom(|i| scope_stack_run(&mut memory, threads, work, i, true))
+        b.iter_custom(|i| scope_stack_run(&mut memory, threads, work, i, Via::Local, None))
     });
     g.bench_function(CONTENDERS[1], |b| {
-        b.iter_custom(|i| scope_stack_run(&mut memory, threads, work, i, false))
+        b.iter_custom(|i| scope_stack_run(&mut memory, threads, work, i, Via::Shared, None))
+    });
+    let mut blocks = stack_blocks(threads, work);
+    g.bench_function(CONTENDERS[2], |b| {
+        b.iter_custom(|i| stacks_run(&mut blocks, threads, work, i, None))
     });
     let mut blink = blink_alloc::SyncBlinkAlloc::new();
-    g.bench_function(CONTENDERS[2], |b| {
+    g.bench_function(CONTENDERS[3], |b| {
         b.iter_custom(|i| blink_run(&mut blink, threads, work, i))
     });
     let mut herd = bumpalo_herd::Herd::new();
-    g.bench_function(CONTENDERS[3], |b| {
+    g.bench_function(CONTENDERS[4], |b| {
         b.iter_custom(|i| herd_run(&mut herd, threads, work, i))
     });
     let mut pool = bump_scope::BumpPool::new();
-    g.bench_function(CONTENDERS[4], |b| {
+    g.bench_function(CONTENDERS[5], |b| {
         b.iter_custom(|i| bump_pool_run(&mut pool, threads, work, i))
     });
-    g.bench_function(CONTENDERS[5], |b| {
+    g.bench_function(CONTENDERS[6], |b| {
         b.iter_custom(|i| box_run(threads, work, i))
     });
     g.finish();
 }
 
+/// One block per thread, each big enough for a round of `work`.
+fn stack_blocks(threads: usize, work: Work) -> Vec<LinearAllocator> {
+    (0..threads)
+        .map(|_| {
+            LinearAllocator::with_capacity(round() as usize * (work.bytes() + 16) + (64 << 10))
+                .unwrap()
+        })
+        .collect()
+}
+
 fn main() {
+    if let Some(n) = probe_rounds() {
+        probe(n);
+        return;
+    }
     let started = SystemTime::now();
     let mut c = Criterion::default()
         .warm_up_time(Duration::from_millis(300))
@@ -460,4 +549,110 @@ fn print_table(points: &[(Work, usize)], started: SystemTime) {
             ratios.join(", ")
         );
     }
+}
+
+// ----- the probe: counting experiments, rounds interleaved -----
+
+/// `CONCURRENT_PROBE=<rounds>` runs the probe instead of criterion.
+fn probe_rounds() -> Option<usize> {
+    std::env::var("CONCURRENT_PROBE").ok()?.parse().ok()
+}
+
+/// The probe's contenders: the criterion ones (less `Box`) plus three experiments.
+/// `&self-cold` is `&self` without registering the thread before the timer starts.
+/// `stacks-rot` is `stacks` with the blocks handed round the threads each round, so
+/// each thread writes memory another core wrote last; `local-1chunk` is `local()` with
+/// a chunk big enough for a thread's whole round, so each thread claims once per round.
+const PROBE: [&str; 9] = [
+    "local()",
+    "&self",
+    "&self-cold",
+    "stacks",
+    "stacks-rot",
+    "local-1chunk",
+    "blink-alloc",
+    "bumpalo-herd",
+    "BumpPool",
+];
+
+/// Runs `rounds` rounds of every probe contender at each thread count, interleaved
+/// (round `r` runs the contenders in an order rotated by `r`), and prints the median
+/// aggregate ns per allocation of each, with `local()`'s ratios and the scaling
+/// (1-thread median / k-thread median, k-fold is perfect).
+fn probe(rounds_each: usize) {
+    let n = round();
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    println!("probe: {rounds_each} rounds of {n} allocations per thread, {cpus} CPUs");
+    for work in [Work::U64, Work::Obj48, Work::Slice16] {
+        let mut table: Vec<(usize, Vec<f64>)> = Vec::new();
+        for threads in thread_counts() {
+            let mut memory = block_for(threads, work);
+            let one_chunk = (n as usize * (work.bytes() + 16) + 4096).next_multiple_of(4096);
+            // Room for 34 slots' quarter-region clamp on the chunk size.
+            let mut big = LinearAllocator::with_capacity(4 * 35 * one_chunk + (1 << 20)).unwrap();
+            let mut blocks = stack_blocks(threads, work);
+            let mut rot = 0usize;
+            let mut blink = blink_alloc::SyncBlinkAlloc::new();
+            let mut herd = bumpalo_herd::Herd::new();
+            let mut pool = bump_scope::BumpPool::new();
+            let mut times: Vec<Vec<f64>> = vec![Vec::new(); PROBE.len()];
+            // `CONCURRENT_PROBE_ONLY=stacks` runs one contender (for `perf stat`).
+            let only = std::env::var("CONCURRENT_PROBE_ONLY").ok();
+            for r in 0..rounds_each + 1 {
+                for k in 0..PROBE.len() {
+                    let c = (k + r) % PROBE.len();
+                    if only.as_deref().is_some_and(|o| o != PROBE[c]) {
+                        continue;
+                    }
+                    let d = match c {
+                        0 => scope_stack_run(&mut memory, threads, work, n, Via::Local, None),
+                        1 => scope_stack_run(&mut memory, threads, work, n, Via::Shared, None),
+                        2 => scope_stack_run(&mut memory, threads, work, n, Via::SharedCold, None),
+                        3 => stacks_run(&mut blocks, threads, work, n, None),
+                        4 => stacks_run(&mut blocks, threads, work, n, Some(&mut rot)),
+                        5 => {
+                            scope_stack_run(&mut big, threads, work, n, Via::Local, Some(one_chunk))
+                        }
+                        6 => blink_run(&mut blink, threads, work, n),
+                        7 => herd_run(&mut herd, threads, work, n),
+                        _ => bump_pool_run(&mut pool, threads, work, n),
+                    };
+                    // Round 0 warms every arena up and is not counted.
+                    if r > 0 {
+                        times[c].push(d.as_nanos() as f64 / (n as f64 * threads as f64));
+                    }
+                }
+            }
+            table.push((threads, times.into_iter().map(median).collect()));
+        }
+        println!();
+        println!("{}: median aggregate ns per allocation", work.name());
+        print!("{:>7}", "threads");
+        for name in PROBE {
+            print!(" {name:>12}");
+        }
+        println!("  local/stacks local/stacks-rot  scale: local stacks herd BumpPool");
+        let base = table[0].1.clone();
+        for (threads, m) in &table {
+            print!("{threads:>7}");
+            for v in m {
+                print!(" {v:>12.3}");
+            }
+            let scale = |i: usize| base[i] / m[i];
+            println!(
+                "  {:>12.2} {:>16.2}  {:>12.2} {:>6.2} {:>4.2} {:>8.2}",
+                m[0] / m[3],
+                m[0] / m[4],
+                scale(0),
+                scale(3),
+                scale(7),
+                scale(8)
+            );
+        }
+    }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
 }
