@@ -126,8 +126,13 @@ fn rings_and_insert_then_free_on_several_threads() {
         for keep in [1, 16] {
             let (peak, high) = ring(threads, keep);
             // Slots being handed between two owners right now can add one per thread.
+            // Each ring is its thread's working set, and a thread settles into its own
+            // home (up to 32 never-used slots there) rather than take the slots another
+            // live thread freed: on a loaded machine, where the rings did not all run
+            // at once, the mark is the sum of the rings, which is what the program
+            // needs whenever they do.
             assert!(
-                high * 4 <= peak * 5 + 4 * threads,
+                high * 4 <= peak * 5 + 4 * threads || high <= threads * (keep + 1),
                 "{threads} threads keeping {keep}: high-water {high}, true peak {peak}"
             );
         }
@@ -192,16 +197,20 @@ fn reports_say_when_the_mark_is_a_bound() {
 }
 
 #[test]
-fn slots_freed_by_a_thread_that_is_still_alive_are_reused_before_fresh_ones() {
-    // One thread inserts and frees (into its home shard's list) and then stays alive,
-    // idle; a second thread, with another home, inserts as many. The freed slots come
-    // before never-used ones wherever they wait, so the mark stays at the true peak.
-    const N: usize = 4;
+fn a_thread_settles_into_its_home_before_it_takes_what_a_live_thread_freed() {
+    // One thread inserts N and frees them (into its home shard's list), then stays
+    // alive, idle. A second thread, with another home, inserts N: it takes 32 of its
+    // home's never-used slots (so that it settles there instead of stealing from a
+    // live thread on every insert), then the slots the first thread freed, before any
+    // other never-used slot. Inserting N again after freeing reuses what it used: the
+    // mark stays at N + 32.
+    const N: usize = 48;
+    const SETTLE: usize = 32;
     let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
     memory.scope("level", |level| {
-        // 64 shards of N slots: live threads have different homes (indices are unique
-        // among live threads), and each home holds exactly N slots.
-        let pool = level.new_pool_with_shards::<u64>(64 * N, 64);
+        // 64 shards of 64 slots: live threads have different homes (indices are unique
+        // among live threads), and each home holds more than N slots.
+        let pool = level.new_pool_with_shards::<u64>(64 * 64, 64);
         let (freed, done) = (Barrier::new(2), Barrier::new(2));
         std::thread::scope(|t| {
             t.spawn(|| {
@@ -212,12 +221,15 @@ fn slots_freed_by_a_thread_that_is_still_alive_are_reused_before_fresh_ones() {
             });
             t.spawn(|| {
                 freed.wait();
-                let boxes: Vec<_> = (0..N as u64).map(|i| pool.insert(i).unwrap()).collect();
-                assert_eq!(pool.len(), N);
-                drop(boxes);
+                for round in 0..3 {
+                    let boxes: Vec<_> = (0..N as u64).map(|i| pool.insert(i).unwrap()).collect();
+                    assert_eq!(pool.len(), N);
+                    assert_eq!(pool.high_water_len(), N + SETTLE, "round {round}");
+                    drop(boxes);
+                }
                 done.wait();
             });
         });
-        assert_eq!(pool.high_water_len(), N, "a peak of {N}");
+        assert_eq!(pool.high_water_len(), N + SETTLE);
     });
 }

@@ -575,8 +575,8 @@ const PROBE: [&str; 9] = [
     "BumpPool",
 ];
 
-/// Runs `rounds` rounds of every probe contender at each thread count, interleaved
-/// (round `r` runs the contenders in an order rotated by `r`), and prints the median
+/// Runs about `rounds` rounds of every probe contender at each thread count, in
+/// interleaved blocks (see `BLOCK`), and prints the median
 /// aggregate ns per allocation of each, with `local()`'s ratios and the scaling
 /// (1-thread median / k-thread median, k-fold is perfect).
 fn probe(rounds_each: usize) {
@@ -598,28 +598,46 @@ fn probe(rounds_each: usize) {
             let mut times: Vec<Vec<f64>> = vec![Vec::new(); PROBE.len()];
             // `CONCURRENT_PROBE_ONLY=stacks` runs one contender (for `perf stat`).
             let only = std::env::var("CONCURRENT_PROBE_ONLY").ok();
-            for r in 0..rounds_each + 1 {
+            // Blocks of `BLOCK` counted rounds per contender, after one uncounted round
+            // that brings its memory back into this core's caches: a contender whose
+            // round writes about 1 MB per thread (the struct and slice workloads) would
+            // otherwise gain or lose by whose memory the round before it left cached.
+            const BLOCK: usize = 4;
+            for r in 0..rounds_each.div_ceil(BLOCK) {
                 for k in 0..PROBE.len() {
                     let c = (k + r) % PROBE.len();
                     if only.as_deref().is_some_and(|o| o != PROBE[c]) {
                         continue;
                     }
-                    let d = match c {
-                        0 => scope_stack_run(&mut memory, threads, work, n, Via::Local, None),
-                        1 => scope_stack_run(&mut memory, threads, work, n, Via::Shared, None),
-                        2 => scope_stack_run(&mut memory, threads, work, n, Via::SharedCold, None),
-                        3 => stacks_run(&mut blocks, threads, work, n, None),
-                        4 => stacks_run(&mut blocks, threads, work, n, Some(&mut rot)),
-                        5 => {
-                            scope_stack_run(&mut big, threads, work, n, Via::Local, Some(one_chunk))
+                    for b in 0..=BLOCK {
+                        let d = match c {
+                            0 => scope_stack_run(&mut memory, threads, work, n, Via::Local, None),
+                            1 => scope_stack_run(&mut memory, threads, work, n, Via::Shared, None),
+                            2 => scope_stack_run(
+                                &mut memory,
+                                threads,
+                                work,
+                                n,
+                                Via::SharedCold,
+                                None,
+                            ),
+                            3 => stacks_run(&mut blocks, threads, work, n, None),
+                            4 => stacks_run(&mut blocks, threads, work, n, Some(&mut rot)),
+                            5 => scope_stack_run(
+                                &mut big,
+                                threads,
+                                work,
+                                n,
+                                Via::Local,
+                                Some(one_chunk),
+                            ),
+                            6 => blink_run(&mut blink, threads, work, n),
+                            7 => herd_run(&mut herd, threads, work, n),
+                            _ => bump_pool_run(&mut pool, threads, work, n),
+                        };
+                        if b > 0 {
+                            times[c].push(d.as_nanos() as f64 / (n as f64 * threads as f64));
                         }
-                        6 => blink_run(&mut blink, threads, work, n),
-                        7 => herd_run(&mut herd, threads, work, n),
-                        _ => bump_pool_run(&mut pool, threads, work, n),
-                    };
-                    // Round 0 warms every arena up and is not counted.
-                    if r > 0 {
-                        times[c].push(d.as_nanos() as f64 / (n as f64 * threads as f64));
                     }
                 }
             }

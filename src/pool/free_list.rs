@@ -155,6 +155,12 @@ impl HeadLine {
     }
 }
 
+/// How many never-used slots of its home a thread takes before slots freed into
+/// another live thread's home (see `Core::take_elsewhere`): enough for what a worker
+/// usually keeps live, few enough that the slots ever used stay close to the most
+/// objects ever live (`Pool::high_water_len`).
+pub(crate) const SETTLE_SLOTS: u32 = 32;
+
 /// Heads per shard: the local stack's and the remote stack's.
 pub(crate) const HEADS_PER_SHARD: usize = 2;
 
@@ -469,51 +475,40 @@ impl FreeLists {
         }
     }
 
-    /// Takes a slot that was used before and is free now, or `None` (with nothing
-    /// taken) when no stack had one when it was visited. Looks at shard `home`'s remote
-    /// stack first, then at every other shard once, in the order of
-    /// [`steal_order`](Self::steal_order): its local stack (unless `leave(shard)`),
-    /// then its remote stack; then, if none had a slot, at the left local stacks. Every
-    /// slot on a stack was used before (the never-used ones are counted, not stacked),
-    /// so whatever a stack holds will do. The local stack comes first because the
-    /// thread that frees into a remote stack writes that head on every free, while a
-    /// local stack that a stealing thread drains is usually one that no live thread
-    /// calls home. The flag says that waiters must be woken (a remote chain replaced a
-    /// waiters' mark).
+    /// Takes a slot that was used before and is free now from a shard other than
+    /// `home`, or `None` (with nothing taken) when no stack it looked at had one.
+    /// Visits the other shards once each, in the order of
+    /// [`steal_order`](Self::steal_order), looking at a shard's local stack and then
+    /// its remote stack. Every slot on a stack was used before (the never-used ones
+    /// are counted, not stacked), so whatever a stack holds will do. The flag says that
+    /// waiters must be woken (a remote chain replaced a waiters' mark).
     ///
-    /// `leave(shard)` says that the shard may be another live thread's home: its local
-    /// stack holds what that thread freed, and the thread pushes and pops that head on
-    /// every insert and free, so a thread that popped there one slot at a time would
-    /// bounce the line between two cores on each object. Those slots are looked at
-    /// last, in a second pass over the local stacks, and taken only when no other stack
-    /// had a freed slot: a freed slot anywhere still comes before a never-used one.
-    /// (`leave` is a hint: an index held by a thread that never touches this pool, or
-    /// a thread that is done inserting but has not exited, makes a shard look busy;
-    /// the second pass is what keeps the high-water mark honest then.)
+    /// `live(shard)` says that the shard may be another live thread's home. The first
+    /// pass (`live_homes == false`) skips those shards and the second looks only at
+    /// them; the caller takes its home's never-used slots in between (see
+    /// `Core::take_elsewhere`). Such a thread pushes and pops its local head on every
+    /// insert and free, and a slot taken from its shard goes back there when it is
+    /// freed: a thread that took slots there one at a time would bounce those lines
+    /// between two cores on each object and never settle into a home of its own.
+    /// (`live` is a hint: an index held by a thread that never touches this pool, or a
+    /// thread that is done inserting but has not exited, makes a shard look busy; the
+    /// second pass, before any never-used slot of another shard, keeps the high-water
+    /// mark honest then.)
     #[cold]
     #[inline(never)]
     pub(crate) fn take_used(
         &self,
         home: u32,
         transit: &Transit,
-        leave: impl Fn(u32) -> bool,
+        live: impl Fn(u32) -> bool,
+        live_homes: bool,
     ) -> (Option<u32>, bool) {
         let mut wake = false;
-        if self.remote_has_slots(home) {
-            let (taken, woke) = self.take_remote(home, transit);
-            wake |= woke;
-            if taken.is_some() {
-                return (taken, wake);
-            }
-        }
-        let mut left_any = false;
         for shard in self.steal_order(home, transit) {
-            let mut taken = None;
-            if leave(shard) {
-                left_any = true;
-            } else {
-                taken = self.pop_local(shard);
+            if live(shard) != live_homes {
+                continue;
             }
+            let mut taken = self.pop_local(shard);
             if taken.is_none() && self.remote_has_slots(shard) {
                 let (got, woke) = self.take_remote(shard, transit);
                 wake |= woke;
@@ -524,18 +519,18 @@ impl FreeLists {
                 return (taken, wake);
             }
         }
-        // Nothing elsewhere: the slots left for their threads come before a never-used
-        // one, so that the slots ever used stay close to the most objects ever live.
-        if !left_any {
-            return (None, wake);
-        }
-        for shard in self.steal_order(home, transit) {
-            if let Some(index) = self.pop_local(shard) {
-                transit.stole_from(shard);
-                return (Some(index), wake);
-            }
-        }
         (None, wake)
+    }
+
+    /// Takes shard `shard`'s lowest never-used slot if the shard has handed out fewer
+    /// than [`SETTLE_SLOTS`] so far, or `None`.
+    #[inline]
+    pub(crate) fn take_fresh_to_settle(&self, shard: u32) -> Option<u32> {
+        // Relaxed: see `take_fresh`; a stale read only takes one slot more or less.
+        if self.fresh_taken(shard).load(Ordering::Relaxed) >= SETTLE_SLOTS {
+            return None;
+        }
+        self.take_fresh(shard)
     }
 
     /// Takes shard `shard`'s lowest never-used slot, or `None` when it has none left.

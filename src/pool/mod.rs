@@ -234,13 +234,20 @@
 //! - A shard's never-used slots are not on its lists: a per-shard count says how many
 //!   of its slots were ever handed out, and the next never-used slot is the one after
 //!   them. So the lists hold only slots that were used before.
-//! - Only when its home shard's lists are empty does an insert look at the other
-//!   shards (**stealing**): first for a slot that was used before, anywhere, then for
-//!   a never-used one (its home shard's first). It visits them from the highest down,
-//!   starting where the last steal succeeded (threads hold the lowest indices, so the
-//!   highest shards are nobody's home). The local list of another live thread's home comes last, since
-//!   that thread writes its head on every insert and free, but still before any
-//!   never-used slot. Slots from a remote list are reused in the order they were freed.
+//! - Only when its home shard's lists are empty does an insert look elsewhere
+//!   (**stealing**), in this order: a slot freed into a shard that is no live thread's
+//!   home; one of the first 32 never-used slots of its own home; a slot freed into
+//!   another live thread's home; and last a never-used slot anywhere (its home's
+//!   first). It visits the other shards from the highest down, starting where the last
+//!   steal succeeded (threads hold the lowest indices, so the highest shards are
+//!   nobody's home). Slots from a remote list are reused in the order they were freed.
+//! - Why a thread's own never-used slots come before another live thread's freed ones:
+//!   a slot goes back to the shard that owns it when it is freed, so a thread that
+//!   took its slots from another thread's home would find its own home empty on every
+//!   insert, and steal on every insert, while the thread it took from ran dry and
+//!   stole in turn. On a 16-core machine, threads that each keep 16 objects live did
+//!   exactly that, and ran 13 times slower than sharded-slab (`docs/PERFORMANCE.md`).
+//!   With up to 32 slots of its own a thread settles into its home, and stealing stops.
 //!
 //! [`new_pool`](crate::ScopeStack::new_pool) gives one shard per [`DEFAULT_SHARD_SLOTS`]
 //! slots, at most [`DEFAULT_MAX_SHARDS`] ([`Pool::default_shards`]): it depends on the
@@ -295,11 +302,12 @@
 //!   and [`high_water_len`](Pool::high_water_len) finds the end of the used prefix of
 //!   each shard with a binary search: each shard hands out its never-used slots in
 //!   order, by a count, and its lists only ever hold its own slots that were used
-//!   before, so the slots it ever handed out are a prefix of its range. An insert
-//!   never takes a never-used slot while a freed one waits anywhere (its home shard's
-//!   lists or another shard's), so the slots ever used stay at, or close to, the most
-//!   objects ever live; and since the lists hold no never-used slot, the insert fast
-//!   path (a pop of the home shard's local list) needs no check for one.
+//!   before, so the slots it ever handed out are a prefix of its range. Beyond the
+//!   first 32 of its home, an insert never takes a never-used slot while a freed one
+//!   waits anywhere (its home shard's lists or another shard's), so the slots ever used
+//!   stay close to the most objects ever live; and since the lists hold no never-used
+//!   slot, the insert fast path (a pop of the home shard's local list) needs no check
+//!   for one.
 //! - Full-pool waiting does not watch the live count (which lags the free lists and
 //!   can miss a wake). A waiter marks each shard's head as "empty, with waiters"; the
 //!   push that replaces a mark wakes all sleepers. The erase fast path therefore adds
@@ -726,13 +734,17 @@ impl<'s, T> Pool<'s, T> {
     /// a shard reuses its freed slots (last in, first out) before it touches a slot
     /// that was never used. With several shards it is an upper bound, never below that
     /// peak: an insert takes a fresh slot of its home shard only when neither the
-    /// shard's own free slots nor those other threads freed into it are there, but the
-    /// shards do not trade slots for this, so threads whose homes change between
-    /// bursts can touch fresh slots in two shards. In the patterns games have
-    /// (workers that insert while another thread retires, rings, objects freed on
-    /// another thread) it stays within 1.25 times the true peak
-    /// (`tests/pool_high_water.rs`); reports mark it `≤` when the pool has more than one
-    /// shard ([`PoolReport::high_water_exact`](crate::PoolReport::high_water_exact)).
+    /// shard's own free slots nor those other threads freed into it are there, and it
+    /// takes up to 32 of them before it takes slots another live thread freed into
+    /// that thread's home (so that threads settle into their own shards instead of
+    /// stealing from each other on every insert: see the [module docs](crate::pool)).
+    /// So threads whose homes change between bursts, or a thread that inserts while
+    /// another live thread's home holds freed slots, can raise the mark above the peak
+    /// by up to 32 slots per home. In the patterns games have (workers that insert
+    /// while another thread retires, rings, objects freed on another thread) it stays
+    /// within 1.25 times the true peak (`tests/pool_high_water.rs`); reports mark it
+    /// `≤` when the pool has more than one shard
+    /// ([`PoolReport::high_water_exact`](crate::PoolReport::high_water_exact)).
     ///
     /// Exact once threads are quiet. While they run, a slot whose object another
     /// thread is dropping at that moment counts as in use. Costs `O(shards × log

@@ -256,30 +256,53 @@ impl<T> Core<T> {
     }
 
     /// The slow half of [`insert`](Self::insert): shard `home`'s local list was empty.
-    /// Takes a slot some thread freed, wherever it waits (shard `home`'s remote list
-    /// first, then every other shard's lists), and only then a never-used slot (shard
-    /// `home`'s first). Reports the pool full only after a scan during which no chain
-    /// of freed slots was in transit between two lists (see `free_list`'s module docs);
-    /// while one is, it looks again.
+    /// Takes, in this order: the slots other threads freed into shard `home`'s remote
+    /// list; a slot freed into a shard that is no other live thread's home; a
+    /// never-used slot of shard `home`, while it has handed out fewer than
+    /// `SETTLE_SLOTS` (32); a slot freed into another live thread's home; and only
+    /// then a never-used slot (shard `home`'s first). Reports the pool full only
+    /// after a scan during which no chain of freed slots was in transit between two
+    /// lists (see `free_list`'s module docs); while one is, it looks again.
+    ///
+    /// The home's never-used slots come before another live thread's freed ones so
+    /// that a thread settles into its own shard: a slot taken from another live home
+    /// goes back there when it is freed, so a thread that kept taking those would
+    /// steal on every insert, and the thread it took from would run dry and steal in
+    /// turn. On 16 cores `pool_scaling`'s ring pattern did exactly that, at 13 times
+    /// sharded-slab's cost (docs/PERFORMANCE.md). The price is in `high_water_len`'s
+    /// docs: a thread may use up to 32 never-used slots of its home while slots another
+    /// live thread freed wait in that thread's home.
     #[cold]
     #[inline(never)]
     pub(super) fn take_elsewhere(&self, home: u32) -> Option<u32> {
-        // A slot some thread freed, wherever it waits, before a never-used one: the
-        // slots the pool ever used stay close to the most objects ever live. (With one
-        // shard, `scan` below looks at the remote list before the never-used slots.)
         if self.free.shards() > 1 {
+            if self.free.remote_has_slots(home) {
+                let (index, wake) = self.free.take_remote(home, &self.transit);
+                if wake {
+                    self.wake_waiters();
+                }
+                if index.is_some() {
+                    return index;
+                }
+            }
             // A live thread whose index is `shard` calls that shard home; this
             // thread's own home is not another thread's. (Threads past the shard count
             // share homes by `index % shards`; those are not looked for.)
             let own = self.home_shard();
-            let (index, wake) = self.free.take_used(home, &self.transit, |shard| {
-                shard != own && crate::thread_index::held(shard)
-            });
-            if wake {
-                self.wake_waiters();
-            }
-            if index.is_some() {
-                return index;
+            let live = |shard| shard != own && crate::thread_index::held(shard);
+            for live_homes in [false, true] {
+                if live_homes {
+                    if let Some(index) = self.free.take_fresh_to_settle(home) {
+                        return Some(index);
+                    }
+                }
+                let (index, wake) = self.free.take_used(home, &self.transit, live, live_homes);
+                if wake {
+                    self.wake_waiters();
+                }
+                if index.is_some() {
+                    return index;
+                }
             }
         }
         loop {
