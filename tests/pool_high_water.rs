@@ -172,8 +172,13 @@ fn objects_freed_on_another_thread() {
             }
         });
         let (peak, high) = (peak.into_inner(), pool.high_water_len());
+        // Each producer's objects in flight (up to `QUEUE` + 1) are its working set, and
+        // it settles into its own home for them (up to 32 never-used slots there)
+        // rather than take the slots freed into the other pair's homes. Where the pairs
+        // did not run at once (under Miri's scheduler, on a loaded machine), the mark is
+        // what they need whenever they do.
         assert!(
-            high * 4 <= peak * 5 + 16,
+            high * 4 <= peak * 5 + 16 || high <= 2 * (QUEUE + 1),
             "high-water {high}, true peak {peak}"
         );
     });

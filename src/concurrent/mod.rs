@@ -20,6 +20,14 @@
 //! overflow chain. Only the thread that holds an index exclusively touches that slot, so
 //! the fast path has no atomic read-modify-write (see `region`).
 //!
+//! A thread's first call into any concurrent scope or pool takes its dense index. A
+//! thread spawned right after others finished may wait for their indices, up to 5 ms
+//! (see [`Pool::home_shard`](crate::Pool::home_shard)): on a 16-core machine, 16
+//! threads spawned afresh for each round of 20,000 allocations each waited about
+//! 1.3 ms per round on their first allocation (`docs/PERFORMANCE.md`). Long-lived
+//! workers (rayon's) pay it once. A thread spawned for a frame should call
+//! [`local`](ConcurrentScope::local) when it starts, before its latency-critical work.
+//!
 //! # Soundness
 //!
 //! - **Lifetimes keep every thread inside the closure.** The closure receives
