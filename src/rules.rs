@@ -3,8 +3,9 @@
 //! Safe code using this crate cannot cause undefined behaviour. These are the rules that
 //! make it so. Rules 1, 2, 4 and the lifetime and `Send` parts of 10 are enforced by
 //! the type system: the examples below that
-//! break them do not compile (they are `compile_fail` doctests, and `tests/compile_fail/`
-//! checks the exact compiler errors). Rules 3 and 5 are run-time behaviour, proven by the
+//! break them do not compile (they are `compile_fail` doctests, and the programs in
+//! `rules::cases`, doctests too, break each rule once more in a whole program, with the
+//! error code the compiler must give; the source is `src/rules/cases.rs`). Rules 3 and 5 are run-time behaviour, proven by the
 //! tests named with each.
 //!
 //! # 1. No reference outlives its scope
@@ -272,8 +273,8 @@
 //! A slot's state is an atomic (free, building, loaded): claiming it is a
 //! compare-exchange (acquire), freeing it a release store, so the thread that holds a
 //! slot has it alone and sees all its predecessor did; a waiting load sleeps on a
-//! futex and cannot miss a free. Proven by the `compile_fail` files
-//! `tests/compile_fail/rule10_*.rs`, by `tests/suite/slots.rs`, `tests/suite/slots_bad_input.rs`,
+//! futex and cannot miss a free. Proven by the eleven `Rule10*`
+//! `compile_fail` programs in `src/rules/cases.rs`, by `tests/suite/slots.rs`, `tests/suite/slots_bad_input.rs`,
 //! `tests/stress/slots_stress.rs` and `tests/models/model_slots.rs` (also under Miri, scaled down)
 //! and by the loom models in `tests/loom/loom_slots.rs`.
 //!
@@ -331,7 +332,8 @@
 //! A scope cannot be sent to or shared with another thread (it is neither `Send` nor
 //! `Sync`). The compiler's error names one public type, [`NotThreadSafe`](crate::NotThreadSafe),
 //! whose docs give the fix: hand the workers a concurrent scope, and share the values
-//! the scope hands out (`tests/compile_fail/scope_in_rayon_install.rs` pins the message):
+//! the scope hands out (`ScopeInRayonInstall` in `src/rules/cases.rs` is the same with
+//! rayon):
 //!
 //! ```compile_fail,E0277
 //! # use scope_stack::LinearAllocator;
@@ -342,3 +344,6 @@
 //!     });
 //! });
 //! ```
+
+#[cfg(doctest)]
+mod cases;

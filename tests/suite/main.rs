@@ -5,9 +5,9 @@
 //! thread's calls (`scratch_recycle`, `scratch_oversubscribed`); tests that need the
 //! process's thread indices (`thread_index_frames`, `pool_high_water`: other tests'
 //! threads holding indices change which shards a pool's threads call home) or its
-//! panic hook (`panic_location`) to themselves; the trybuild tests (`compile_fail`);
-//! the `no_std` test, run with `--no-default-features` (`no_std_core`); and the groups
-//! CI runs with settings of their own (`stress`, `models`, `loom`).
+//! panic hook (`panic_location`) to themselves; the `no_std` test, run with
+//! `--no-default-features` (`no_std_core`); and the groups CI runs with settings of
+//! their own (`stress`, `models`, `loom`).
 
 /// The counting global allocator, shared by `no_heap`, `concurrent_no_heap` and
 /// `pool`. It counts per thread, so tests running beside them do not disturb it.
