@@ -11,6 +11,9 @@
 //!   the cache. Compare each form with its own kind. `examples/pool_pairs.rs` times the
 //!   same pairs in interleaved batches, for loaded machines.
 //!
+//! - `fill_new`: one thread builds a pool of 4096 slots and fills it (a loader thread),
+//!   against `Box`es and a `Slab`.
+//!
 //! How the concurrent containers scale with threads is `benches/pool_scaling.rs`.
 //!
 //! Run with `cargo bench -p benches --bench pool`. The README quotes ratios from one run.
@@ -149,12 +152,63 @@ fn fill_drain(c: &mut Criterion, scope: &scope_stack::ScopeStack<'_>) {
     g.finish();
 }
 
+/// Slots in `fill_new`'s pools.
+const FILL: usize = 4096;
+
+/// One thread builds a pool and fills it with never-used slots (a level loading on a
+/// loader thread): a pool of the default shard count (32 for 4096 slots), so the
+/// thread uses its home's share and then takes the other shards' never-used slots,
+/// against a one-shard pool, `Box`es in a `Vec`, and a `slab::Slab`. Each iteration
+/// builds its container and drops it: the pools in a child scope, which ends with the
+/// iteration, their objects kept in the pool (`into_handle`, as a level keeps them);
+/// the `Box`es in a new `Vec`.
+fn fill_new(c: &mut Criterion, scope: &mut scope_stack::ScopeStack<'_>) {
+    let mut g = c.benchmark_group("fill_new_4096/1 thread");
+    g.throughput(criterion::Throughput::Elements(FILL as u64));
+    for (name, shards) in [
+        ("Pool 32 shards", Pool::<Obj>::default_shards(FILL)),
+        ("Pool 1 shard", 1),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                scope.scope("fill", |s| {
+                    let pool = &*s.new_pool_with_shards::<Obj>(FILL, shards);
+                    for i in 0..FILL as u64 {
+                        let b = pool.insert(obj(i)).unwrap_or_else(|_| unreachable!());
+                        black_box(b.into_handle());
+                    }
+                })
+            })
+        });
+    }
+    g.bench_function("Box", |b| {
+        b.iter(|| {
+            let mut all = Vec::with_capacity(FILL);
+            for i in 0..FILL as u64 {
+                all.push(Box::new(obj(black_box(i))));
+            }
+            all
+        })
+    });
+    g.bench_function("slab", |b| {
+        b.iter(|| {
+            let mut slab = slab::Slab::with_capacity(FILL);
+            for i in 0..FILL as u64 {
+                black_box(slab.insert(obj(i)));
+            }
+            slab
+        })
+    });
+    g.finish();
+}
+
 fn benches(c: &mut Criterion) {
     let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
     memory.scope("bench", |scope| {
         let pool = scope.new_pool::<Obj>(CAPACITY);
         single_thread(c, pool);
         fill_drain(c, scope);
+        fill_new(c, scope);
     });
 }
 

@@ -15,9 +15,9 @@ use crate::scope::place::{self, check_capacity, try_alloc_array_uninit, Core as 
 use crate::scope::ScopeStack;
 use crate::sync::{AtomicU32, UnsafeCell};
 
-use super::free_list::{FreeLists, Head, ShardLayout, Transit, HEADS_PER_SHARD};
+use super::free_list::{FreeLists, Head, ShardLayout, Stock, Transit, HEADS_PER_SHARD};
 use super::report::pool_snapshot;
-use super::slots::{Core, Slot, FREE, POOL_IDS, STATE_MASK};
+use super::slots::{Core, Quiet, Slot, FREE, POOL_IDS, STATE_MASK};
 use super::Pool;
 use crate::limits::{MAX_POOL_CAPACITY, MAX_POOL_SHARDS};
 impl<'s> ScopeStack<'s> {
@@ -256,8 +256,11 @@ pub(crate) unsafe fn try_new_pool_in<'s, C: Surface<'s>, T>(
             fresh_stamp: seed | FREE,
             free,
             transit: CachePadded::new(Transit::new()),
-            #[cfg(feature = "std")]
-            futex: CachePadded::new(crate::sync::Futex::new()),
+            quiet: CachePadded::new(Quiet {
+                #[cfg(feature = "std")]
+                futex: crate::sync::Futex::new(),
+                stock: Stock::new(),
+            }),
             _owns: PhantomData,
             #[cfg(feature = "tracy")]
             profiler: crate::profiler::Counted::new(

@@ -123,7 +123,7 @@ impl<T> Core<T> {
         self.stamp(index)
             .store(stamp & !STATE_MASK, Ordering::Relaxed);
         // SAFETY: per the caller the slot was handed out and is not on the lists.
-        unsafe { self.free.push_mut(index) };
+        unsafe { self.free.push_mut(index, &self.quiet.stock) };
     }
 
     /// Moves the object out of slot `index` and releases the slot (exclusively).

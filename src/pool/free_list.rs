@@ -12,7 +12,8 @@
 //! therefore touches only its own shard's head and its own range of slots, stamps and
 //! links: no line that another thread writes, as long as threads have different homes.
 //! Only when its home is empty does a thread look at other shards (*stealing*), in the
-//! order of [`FreeLists::steal_order`].
+//! order of [`FreeLists::steal_order`], and for freed slots only at those whose bit in
+//! the pool's [`Stock`] says their stacks may hold one (see `stock.rs`).
 //!
 //! Each shard has two stacks, each head on its own cache line:
 //! - the **local** stack takes the slots that threads living in the shard free, and
@@ -125,6 +126,9 @@ use core::ptr::NonNull;
 use crossbeam_utils::CachePadded;
 
 mod exclusive;
+mod stock;
+
+pub(crate) use stock::{Stock, StockSnapshot};
 
 use crate::sync::{fence, AtomicU32, AtomicU64, Ordering};
 
@@ -298,6 +302,11 @@ pub(crate) struct FreeLists {
     /// last exclusive free or steal. Read and written only through `&mut FreeLists`
     /// (see `exclusive.rs`), so a plain field.
     exclusive_shard: u32,
+    /// A shard whose stock bit an exclusive free knows to be set (bits are never
+    /// cleared), so the exclusive free path skips the stock's line while it keeps
+    /// freeing into that shard; `NIL` when none is known. A one-shard pool keeps no
+    /// bits, and starts with shard 0 here. `&mut` only, like `exclusive_shard`.
+    exclusive_marked: u32,
 }
 
 impl FreeLists {
@@ -340,6 +349,7 @@ impl FreeLists {
             capacity,
             magic: (1u64 << 48).div_ceil(layout.len as u64),
             exclusive_shard: 0,
+            exclusive_marked: if layout.shards == 1 { 0 } else { NIL },
         }
     }
 
@@ -418,10 +428,10 @@ impl FreeLists {
     /// remote stack (see [`take_remote`](Self::take_remote)). `None` when both were
     /// empty. The flag says that waiters must be woken.
     #[inline]
-    pub(crate) fn pop(&self, shard: u32, transit: &Transit) -> (Option<u32>, bool) {
+    pub(crate) fn pop(&self, shard: u32, transit: &Transit, stock: &Stock) -> (Option<u32>, bool) {
         match self.pop_local(shard) {
             Some(index) => (Some(index), false),
-            None => self.take_remote(shard, transit),
+            None => self.take_remote(shard, transit, stock),
         }
     }
 
@@ -477,9 +487,9 @@ impl FreeLists {
 
     /// Takes a slot that was used before and is free now from a shard other than
     /// `home`, or `None` (with nothing taken) when no stack it looked at had one.
-    /// Visits the other shards once each, in the order of
-    /// [`steal_order`](Self::steal_order), looking at a shard's local stack and then
-    /// its remote stack. Every slot on a stack was used before (the never-used ones
+    /// Visits the other shards whose bit `stocked` has (a snapshot of `stock`) once
+    /// each, in the order of [`steal_order`](Self::steal_order), looking at a shard's
+    /// local stack and then its remote stack. Every slot on a stack was used before (the never-used ones
     /// are counted, not stacked), so whatever a stack holds will do. The flag says that
     /// waiters must be woken (a remote chain replaced a waiters' mark).
     ///
@@ -500,17 +510,20 @@ impl FreeLists {
         &self,
         home: u32,
         transit: &Transit,
+        stock: &Stock,
+        stocked: StockSnapshot,
         live: impl Fn(u32) -> bool,
         live_homes: bool,
     ) -> (Option<u32>, bool) {
         let mut wake = false;
+        // Only the shards whose stacks may hold a slot (`stocked`, see `stock`).
         for shard in self.steal_order(home, transit) {
-            if live(shard) != live_homes {
+            if !stocked.has(shard) || live(shard) != live_homes {
                 continue;
             }
             let mut taken = self.pop_local(shard);
             if taken.is_none() && self.remote_has_slots(shard) {
-                let (got, woke) = self.take_remote(shard, transit);
+                let (got, woke) = self.take_remote(shard, transit, stock);
                 wake |= woke;
                 taken = got;
             }
@@ -613,13 +626,13 @@ impl FreeLists {
     /// [`Transit`] and the module docs.
     #[cold]
     #[inline(never)]
-    pub(crate) fn scan(&self, home: u32, transit: &Transit) -> (Option<u32>, bool) {
-        let popped = self.pop_any(home, transit);
+    pub(crate) fn scan(&self, home: u32, transit: &Transit, stock: &Stock) -> (Option<u32>, bool) {
+        let popped = self.pop_any(home, transit, stock);
         if popped.0.is_some() {
             return popped;
         }
         for shard in self.steal_order(home, transit) {
-            let popped = self.pop_any(shard, transit);
+            let popped = self.pop_any(shard, transit, stock);
             if popped.0.is_some() {
                 transit.stole_from(shard);
                 return popped;
@@ -632,9 +645,9 @@ impl FreeLists {
     /// or else a never-used one. Peeks first: an empty shard costs shared reads of its
     /// lines, not exclusive ones.
     #[inline]
-    fn pop_any(&self, shard: u32, transit: &Transit) -> (Option<u32>, bool) {
+    fn pop_any(&self, shard: u32, transit: &Transit, stock: &Stock) -> (Option<u32>, bool) {
         if !self.stacks_empty(shard) {
-            let popped = self.pop(shard, transit);
+            let popped = self.pop(shard, transit, stock);
             if popped.0.is_some() {
                 return popped;
             }
@@ -647,7 +660,12 @@ impl FreeLists {
     /// move replaced a waiters' mark, so waiters must be woken.
     #[cold]
     #[inline(never)]
-    pub(crate) fn take_remote(&self, shard: u32, transit: &Transit) -> (Option<u32>, bool) {
+    pub(crate) fn take_remote(
+        &self,
+        shard: u32,
+        transit: &Transit,
+        stock: &Stock,
+    ) -> (Option<u32>, bool) {
         let remote = self.remote(shard);
         let mut head = remote.load(Ordering::SeqCst);
         if index_of(head) >= NIL_WAITING {
@@ -686,7 +704,15 @@ impl FreeLists {
         let (oldest, rest, newest) = self.reverse(first);
         // Success SeqCst: Release, as for a single push, for every slot of the chain;
         // SeqCst for the transit argument (module docs).
-        let wake = rest != NIL && self.push_run(self.head(shard), rest, newest, Ordering::SeqCst);
+        let wake = rest != NIL
+            && self.push_run(
+                self.head(shard),
+                shard,
+                rest,
+                newest,
+                Ordering::SeqCst,
+                stock,
+            );
         // The chain is on the local stack: the move is over.
         transit.end_move();
         (Some(oldest), wake)
@@ -698,7 +724,15 @@ impl FreeLists {
     /// `Release`). Returns `true` when it replaced a waiters' mark, so waiters must be
     /// woken.
     #[inline(always)]
-    fn push_run(&self, head_word: &AtomicU64, first: u32, last: u32, success: Ordering) -> bool {
+    fn push_run(
+        &self,
+        head_word: &AtomicU64,
+        shard: u32,
+        first: u32,
+        last: u32,
+        success: Ordering,
+        stock: &Stock,
+    ) -> bool {
         // Relaxed: the compare-exchange below checks this value; nothing is read
         // through it.
         let mut head = head_word.load(Ordering::Relaxed);
@@ -720,6 +754,11 @@ impl FreeLists {
                 Ordering::Relaxed,
             ) {
                 Ok(old) => {
+                    // The stack was empty: the shard's stock bit must be set (a
+                    // one-shard pool never searches other shards, and keeps no bits).
+                    if below == NIL && self.layout.shards > 1 {
+                        stock.mark(shard);
+                    }
                     if index_of(old) == NIL_WAITING {
                         // Acquire fence: the waiter's Release in `announce_waiter`
                         // (which we just read) happens before our wake, so the futex
@@ -776,7 +815,7 @@ impl FreeLists {
     /// [`take_used`](Self::take_used), [`take_fresh`](Self::take_fresh) or
     /// [`scan`](Self::scan)) and has not been pushed since.
     #[inline]
-    pub(crate) unsafe fn push(&self, index: u32, home: u32) -> bool {
+    pub(crate) unsafe fn push(&self, index: u32, home: u32, stock: &Stock) -> bool {
         let shard = self.shard_of(index);
         let head_word = if shard == home {
             self.head(shard)
@@ -784,7 +823,7 @@ impl FreeLists {
             self.remote(shard)
         };
         // Success, Release: see `push_run`.
-        self.push_run(head_word, index, index, Ordering::Release)
+        self.push_run(head_word, shard, index, index, Ordering::Release, stock)
     }
 
     /// `true` when no shard has a free slot right now (the answer may be stale at once).

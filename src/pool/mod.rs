@@ -248,6 +248,13 @@
 //!   stole in turn. On a 16-core machine, threads that each keep 16 objects live did
 //!   exactly that, and ran 13 times slower than sharded-slab (`docs/PERFORMANCE.md`).
 //!   With up to 32 slots of its own a thread settles into its home, and stealing stops.
+//! - Which shards it looks at for freed slots: the pool keeps one bit per shard, set
+//!   while the shard's lists may hold a freed slot, so the search skips the shards that
+//!   hold none. A thread that fills a pool built for many threads alone (a loader
+//!   thread building a level) therefore takes never-used slots at a few dozen
+//!   instructions each once its home's share is used, instead of looking at every
+//!   other shard's lists first (about 2,700 instructions more per insert with 32
+//!   shards, `docs/PERFORMANCE.md`, "One thread filling a pool").
 //!
 //! [`new_pool`](crate::ScopeStack::new_pool) gives one shard per [`DEFAULT_SHARD_SLOTS`]
 //! slots, at most [`DEFAULT_MAX_SHARDS`] ([`Pool::default_shards`]): it depends on the
@@ -281,7 +288,8 @@
 //! free-list link and a 4-byte stamp. Each shard adds two 128-byte lines for its two
 //! heads (the size of crossbeam's `CachePadded` on x86-64 and aarch64). The pool object
 //! itself is `size_of::<Pool<T>>()` (384 bytes on x86-64: the read-only fields, the
-//! steal hint and the futex word each on their own 128-byte line) plus a 16-byte finalizer record, padded
+//! steal hint, and the futex word with the shards' stock bits, each on their own
+//! 128-byte line) plus a 16-byte finalizer record, padded
 //! to its 128-byte alignment. So the footprint is a function of the capacity, `T` and
 //! the shard count alone, and [`Pool::memory_needed`] (or
 //! [`Pool::memory_needed_with_shards`]) gives a tight upper bound of it, padding

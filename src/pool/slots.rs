@@ -15,7 +15,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::sync::{AtomicU32, Ordering, UnsafeCell};
 
-use super::free_list::{FreeLists, ShardLayout, Transit};
+use super::free_list::{FreeLists, ShardLayout, Stock, Transit};
 use super::handle::Handle;
 
 // Stamp states (low two bits of a slot's stamp).
@@ -51,16 +51,28 @@ pub(super) struct Core<T> {
     /// `free_list`). Written only by steals and moves, on a line of its own, so that the
     /// read-only fields above stay shared in every core's cache.
     pub(super) transit: CachePadded<Transit>,
-    /// Written only when the pool is full and threads wait; padded so that those
-    /// writes do not evict the read-only fields above from other cores' caches.
-    #[cfg(feature = "std")]
-    pub(super) futex: CachePadded<crate::sync::Futex>,
+    /// Words written seldom and read on slow paths or by some frees: the futex word
+    /// and the stock bits. Padded so that those writes do not evict the read-only
+    /// fields above from other cores' caches.
+    pub(super) quiet: CachePadded<Quiet>,
     /// Owns `T`s, and is invariant in `T`: through `&Pool` one can store a `T`, so a
     /// `Pool<&'static str>` must not pass for a `Pool<&'short str>`.
     pub(super) _owns: PhantomData<Invariant<T>>,
     /// The pool as the profiler shows it (feature `tracy`).
     #[cfg(feature = "tracy")]
     pub(super) profiler: crate::profiler::Counted,
+}
+
+/// The pool's seldom-written words (see [`Core::quiet`]).
+pub(super) struct Quiet {
+    /// Where threads wait for a full pool. Written only when the pool is full and
+    /// threads wait.
+    #[cfg(feature = "std")]
+    pub(super) futex: crate::sync::Futex,
+    /// Which shards' stacks may hold freed slots (see `free_list::Stock`). Read by a free
+    /// that fills an empty stack; written when such a free finds its shard's bit clear,
+    /// and by a search that finds a bit stale.
+    pub(super) stock: Stock,
 }
 
 // SAFETY: the `Core` owns its `T`s (through raw pointers into scope memory that nothing
@@ -277,7 +289,9 @@ impl<T> Core<T> {
     pub(super) fn take_elsewhere(&self, home: u32) -> Option<u32> {
         if self.free.shards() > 1 {
             if self.free.remote_has_slots(home) {
-                let (index, wake) = self.free.take_remote(home, &self.transit);
+                let (index, wake) = self
+                    .free
+                    .take_remote(home, &self.transit, &self.quiet.stock);
                 if wake {
                     self.wake_waiters();
                 }
@@ -290,13 +304,27 @@ impl<T> Core<T> {
             // share homes by `index % shards`; those are not looked for.)
             let own = self.home_shard();
             let live = |shard| shard != own && crate::thread_index::held(shard);
+            // The shards whose stacks may hold a freed slot: none, in a pool that one
+            // thread is filling, and then neither pass looks anywhere.
+            let stocked = self.quiet.stock.snapshot(self.free.shards());
+            let any_stocked = stocked.any_but(home);
             for live_homes in [false, true] {
                 if live_homes {
                     if let Some(index) = self.free.take_fresh_to_settle(home) {
                         return Some(index);
                     }
                 }
-                let (index, wake) = self.free.take_used(home, &self.transit, live, live_homes);
+                if !any_stocked {
+                    continue;
+                }
+                let (index, wake) = self.free.take_used(
+                    home,
+                    &self.transit,
+                    &self.quiet.stock,
+                    stocked,
+                    live,
+                    live_homes,
+                );
                 if wake {
                     self.wake_waiters();
                 }
@@ -307,7 +335,7 @@ impl<T> Core<T> {
         }
         loop {
             let before = self.transit.before_scan();
-            let (index, wake) = self.free.scan(home, &self.transit);
+            let (index, wake) = self.free.scan(home, &self.transit, &self.quiet.stock);
             if wake {
                 self.wake_waiters();
             }
@@ -342,7 +370,7 @@ impl<T> Core<T> {
             Ordering::Relaxed,
         );
         // SAFETY: per the caller the slot was popped and is not on the list.
-        let had_waiters = unsafe { self.free.push(index, self.home_shard()) };
+        let had_waiters = unsafe { self.free.push(index, self.home_shard(), &self.quiet.stock) };
         if had_waiters {
             self.wake_waiters();
         }
@@ -351,7 +379,7 @@ impl<T> Core<T> {
     #[cold]
     pub(super) fn wake_waiters(&self) {
         #[cfg(feature = "std")]
-        self.futex.bump_and_wake_all();
+        self.quiet.futex.bump_and_wake_all();
     }
 
     /// Drops the object in `index` and releases the slot, even if the drop panics.

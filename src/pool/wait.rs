@@ -40,7 +40,7 @@ impl<'s, T> Pool<'s, T> {
             // push that sees our announcement bumps it past this value. We announce on
             // every shard, so a free into any of them wakes us; a shard that got a
             // slot meanwhile sends us back to `insert`.
-            let seen = self.core.futex.load();
+            let seen = self.core.quiet.futex.load();
             let free = &self.core.free;
             let all_marked = (0..free.shards()).all(|shard| {
                 matches!(
@@ -49,7 +49,7 @@ impl<'s, T> Pool<'s, T> {
                 )
             });
             if all_marked {
-                self.core.futex.wait(seen);
+                self.core.quiet.futex.wait(seen);
             }
         }
     }
@@ -103,7 +103,7 @@ impl<'s, T> Pool<'s, T> {
                 return Err(value);
             }
             // As in `insert_wait`: read the futex, then announce on every shard.
-            let seen = self.core.futex.load();
+            let seen = self.core.quiet.futex.load();
             let free = &self.core.free;
             let all_marked = (0..free.shards()).all(|shard| {
                 matches!(
@@ -113,8 +113,8 @@ impl<'s, T> Pool<'s, T> {
             });
             if all_marked {
                 match left {
-                    Some(left) => self.core.futex.wait_timeout(seen, left),
-                    None => self.core.futex.wait(seen),
+                    Some(left) => self.core.quiet.futex.wait_timeout(seen, left),
+                    None => self.core.quiet.futex.wait(seen),
                 }
             }
         }

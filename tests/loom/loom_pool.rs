@@ -387,6 +387,42 @@ fn two_inserts_race_for_another_shards_never_used_slots() {
     });
 }
 
+// ----- the stock bits: which shards may hold freed slots -----
+
+/// A free that puts a slot on an empty stack of shard 1 races an insert that reads
+/// the shards' bits and searches. Whatever the order, once the free has returned its
+/// shard's bit is set: if the racing insert missed the slot, the next insert takes it,
+/// not a never-used one (four shards of one slot each; the home, shard 0, is full).
+#[test]
+fn a_free_filling_a_shard_races_a_search_and_the_next_insert_finds_it() {
+    model(|| {
+        with_sharded_pool(4, 4, |pool| {
+            // Slot 1 in use, and no slot ever freed: every bit is clear. Slot 0 fills
+            // the home.
+            let again = pool.insert_in_shard(1, 2).unwrap();
+            let home = pool.insert_in_shard(0, 0).unwrap();
+            assert_eq!(pool.high_water_len(), 2);
+            let freer = thread::spawn(move || drop(again));
+            let searcher = thread::spawn(move || pool.insert(3).unwrap());
+            freer.join().unwrap();
+            let found = searcher.join().unwrap();
+            assert_eq!(*found, 3);
+            // The searcher took slot 1, or (the free came too late for it) a never-used
+            // slot and slot 1 waits: then the next insert takes slot 1.
+            let before = pool.high_water_len();
+            let next = pool.insert(4).unwrap();
+            if before == 3 {
+                assert_eq!(
+                    pool.high_water_len(),
+                    3,
+                    "a never-used slot went before slot 1"
+                );
+            }
+            drop((next, found, home));
+        });
+    });
+}
+
 // ----- exclusive paths (`&mut Pool`) handing over to shared ones and back -----
 
 /// Runs `f` with a fresh pool lent mutably, then checks that every slot is free exactly

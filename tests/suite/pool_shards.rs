@@ -224,7 +224,8 @@ fn a_waiter_is_woken_by_a_free_in_a_shard_other_than_its_home() {
 #[test]
 #[cfg(target_arch = "x86_64")]
 fn the_pool_object_is_three_cache_lines() {
-    // Read-only fields, the steal hint and the futex word, each on a 128-byte line.
+    // Read-only fields, the steal hint, and the futex word with the stock bits, each on
+    // a 128-byte line.
     assert_eq!(std::mem::size_of::<Pool<'static, u64>>(), 384);
 }
 
@@ -281,5 +282,56 @@ fn a_thread_whose_home_is_full_steals_from_the_highest_shard_down() {
             expected.extend([shard, shard]);
         }
         assert_eq!(shards, expected);
+    });
+}
+
+/// A search for a freed slot skips the shards whose lists never held one, and the
+/// first free into such a shard makes it known: with the home full and no slot ever
+/// freed, a slot freed into the lowest other shard (the last one a search reaches) is
+/// the next insert's, before the never-used slots of the shards searched first.
+#[test]
+fn a_slot_freed_into_a_shard_that_never_held_one_is_taken_before_a_never_used_one() {
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("level", |level| {
+        let pool = &*level.new_pool_with_shards::<u32>(16, 4);
+        let home = pool.home_shard();
+        let far = if home == 0 { 1 } else { 0 };
+        let full: Vec<_> = (0..4)
+            .map(|_| pool.insert_in_shard(home, 0).unwrap())
+            .collect();
+        let lone = pool.insert_in_shard(far, 1).unwrap();
+        assert_eq!(pool.high_water_len(), 5);
+        // The shared free path: the box is dropped.
+        drop(lone);
+        let next = pool.insert(2).unwrap();
+        assert_eq!(
+            pool.high_water_len(),
+            5,
+            "a never-used slot went before the freed one"
+        );
+        drop((full, next));
+    });
+}
+
+/// As above, with the slot freed through `&mut Pool` (`remove`, the exclusive path).
+#[test]
+fn a_slot_removed_through_mut_into_a_shard_that_never_held_one_is_taken_next() {
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("level", |level| {
+        let pool: &mut Pool<'_, u32> = level.new_pool_with_shards(16, 4);
+        let home = pool.home_shard();
+        let far = if home == 0 { 1 } else { 0 };
+        for _ in 0..4 {
+            let _ = pool.insert_in_shard(home, 0).unwrap().into_handle();
+        }
+        let lone = pool.insert_in_shard(far, 1).unwrap().into_handle();
+        assert_eq!(pool.remove(lone), Some(1));
+        let next = pool.insert(2).unwrap().into_handle();
+        assert_eq!(
+            next.index(),
+            lone.index(),
+            "the removed slot, not a never-used one"
+        );
+        assert_eq!(pool.high_water_len(), 5);
     });
 }

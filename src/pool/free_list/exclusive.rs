@@ -48,7 +48,7 @@
 //!   it, whoever frees it: the local/remote split is about which core writes which head,
 //!   and with one thread there is no other core.
 
-use super::{index_of, with_index, FreeLists, NIL, NIL_WAITING};
+use super::{index_of, with_index, FreeLists, Stock, NIL, NIL_WAITING};
 use crate::sync::Ordering;
 
 impl FreeLists {
@@ -101,7 +101,7 @@ impl FreeLists {
     /// # Safety
     /// `index` was handed out by these lists and has not been pushed since.
     #[inline(always)]
-    pub(crate) unsafe fn push_mut(&mut self, index: u32) {
+    pub(crate) unsafe fn push_mut(&mut self, index: u32, stock: &Stock) {
         debug_assert!(index < self.capacity);
         let shard = self.shard_of(index);
         let head_word = self.head(shard);
@@ -116,6 +116,12 @@ impl FreeLists {
         // Tag 0, not the old tag plus one: the new word then does not wait for the load
         // of the old one (see "Tags" in the module docs).
         head_word.store(index as u64, Ordering::Relaxed);
+        if below == NIL && self.exclusive_marked != shard {
+            // The stack was empty: the shard's stock bit must be set (see `stock`),
+            // unless we know it is.
+            stock.mark_exclusive(shard);
+            self.exclusive_marked = shard;
+        }
         // Written only when it changes: a store on every free would put it on the next
         // insert's critical path (that insert's head address would wait for it).
         if self.exclusive_shard != shard {
