@@ -70,11 +70,14 @@ fn check(p: &Placed<'_>) {
     }
 }
 
+/// Operations per case, scaled down under Miri.
+const MAX_OPS: usize = if cfg!(miri) { 50 } else { 120 };
+
 proptest! {
     #![proptest_config(proptest_config::config())]
 
     #[test]
-    fn one_thread_matches_a_vec_model(ops in prop::collection::vec(op(), 0..120), chunk in 256usize..4096) {
+    fn one_thread_matches_a_vec_model(ops in prop::collection::vec(op(), 0..MAX_OPS), chunk in 256usize..4096) {
         DROPPED.lock().unwrap().clear();
         let mut made = Vec::new();
         let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
