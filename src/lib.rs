@@ -247,6 +247,11 @@ pub use scratch::{scratch, scratch_for, ScratchPads};
 pub use slots::{Loaded, LoadedKind, Plain, Shared, SlotError, SlotErrorKind, SlotRoot, Slots};
 pub use store::{Draft, Pinned, Store};
 
+/// Loom models only: one slot record, to model the read-pin protocol of reports.
+#[cfg(loom)]
+#[doc(hidden)]
+pub use slots::table::LoomSlotRecord;
+
 /// Loom models only: makes the calling loom thread hold thread index `index` alone (a
 /// model gives each of its threads a different one), so the models reach the
 /// per-thread paths that real threads reach through the thread registry.

@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 
 use crate::scope::info::{PoolLink, PoolSnapshot, ScopeInfo};
 use crate::slots::carve::{Slots, SLOTS_KIND};
-use crate::slots::table::{BUILDING, FREE};
+use crate::slots::table::{SlotView, BUILDING, FREE};
 use crate::sync::Ordering;
 
 use super::concurrent::{concurrent_report, ConcurrentReport};
@@ -158,11 +158,16 @@ fn pool_offset(p: &PoolSnapshot, link: &PoolLink, capacity: usize, block_start: 
 unsafe fn slots_report(link: &PoolLink, capacity: usize, block_start: usize) -> SlotsReport {
     // SAFETY: per the caller, `ptr` points at the live `Slots`.
     let slots = unsafe { link.ptr.cast::<Slots>().as_ref() };
-    let rows = (0..slots.count)
+    let rows: Vec<SlotReport> = (0..slots.count)
         .map(|i| {
-            let view = slots.record(i).view();
             // SAFETY: `capacity` is the carving block's, and the slots live (caller).
-            let (contents, concurrent) = unsafe { slot_contents(slots, i, capacity, block_start) };
+            let pinned = unsafe { slot_contents(slots, i, capacity, block_start) };
+            // A slot the report pinned is shown as that one load: its figures were read
+            // under the pin, while its holder could not unload it. Otherwise the slot
+            // was free, being built or unloading when it was looked at, and shows no
+            // contents.
+            let (view, contents, concurrent) =
+                pinned.unwrap_or_else(|| (slots.record(i).view(), Vec::new(), None));
             let state = match view.state {
                 FREE => SlotState::Free,
                 BUILDING => SlotState::Building,
@@ -182,21 +187,25 @@ unsafe fn slots_report(link: &PoolLink, capacity: usize, block_start: usize) -> 
             }
         })
         .collect();
+    // Counted from the rows, so the set's figure agrees with them even while other
+    // threads load and free slots during the report.
+    let loaded = rows.iter().filter(|r| r.state != SlotState::Free).count();
     SlotsReport {
         name: String::from(slots.name()),
         offset: slots.region - block_start,
         count: slots.count,
         bytes_each: slots.bytes_each,
         stride: slots.stride,
-        loaded: slots.loaded(),
+        loaded,
         most_loaded: slots.most_held.load(Ordering::Relaxed),
         slots: rows,
     }
 }
 
-/// What loaded slot `i` holds: the containers carved in its scope (and in its
-/// concurrent scope, for a slot loaded through one), and that concurrent scope's
-/// region. Nothing while the slot is free, being built or unloading.
+/// What loaded slot `i` holds, read under its read pin: the slot's figures, the
+/// containers carved in its scope (and in its concurrent scope, for a slot loaded
+/// through one), and that concurrent scope's region. `None` while the slot is free,
+/// being built or unloading.
 ///
 /// # Safety
 /// `slots` are live, carved from a block of `capacity` bytes starting at
@@ -206,38 +215,41 @@ unsafe fn slot_contents(
     i: usize,
     capacity: usize,
     block_start: usize,
-) -> (Vec<PoolReport>, Option<ConcurrentReport>) {
-    let Some(pin) = slots.record(i).pin_for_read() else {
-        return (Vec::new(), None);
-    };
+) -> Option<(SlotView, Vec<PoolReport>, Option<ConcurrentReport>)> {
+    let record = slots.record(i);
+    let pin = record.pin_for_read()?;
+    // Under the pin the slot is loaded by one holder, whose name and figures these are.
+    let view = record.view();
     let h = pin.holder_ptr();
-    // SAFETY: the pin keeps the slot loaded (its unload waits for the pin), and the
-    // holder wrote `info` and `concurrent` before it published the slot as loaded
-    // (release; the pin's check acquires). Only those two fields are read, through
-    // the raw pointer: the holder may be writing the others. A scope's container list
-    // and its extras are atomics (see `crate::scope::info`), and each container's
-    // snapshot reads only atomics.
-    unsafe {
-        let info = &*core::ptr::addr_of!((*h).info).cast::<ScopeInfo>();
-        let mut contents = pool_rows(info, capacity, block_start);
-        let mut concurrent = None;
-        if let Some(c) = *core::ptr::addr_of!((*h).concurrent) {
-            let inner = &c.as_ref().scope.inner;
-            let cinfo = inner.info.get().as_ref();
-            // The concurrent scope's rows follow the slot scope's: their `owner`
-            // indices count from the start of their own list, so they move too.
-            let first = contents.len();
-            contents.extend(
-                pool_rows(cinfo, capacity, block_start)
-                    .into_iter()
-                    .map(|mut row| {
+    // SAFETY: the pin keeps the slot loaded by one holder for as long as it lives (the
+    // holder's unload waits for it, and no pin succeeds once the unload has begun: see
+    // `crate::slots::table`), and the holder wrote `info` and `concurrent` before it
+    // published the slot as loaded (release; the pin's compare-exchange acquires).
+    // Only those two fields are read, through the raw pointer: the holder may be
+    // writing the others. A scope's container list and its extras are atomics (see
+    // `crate::scope::info`), each container's snapshot reads only atomics, and the
+    // concurrent scope's chunk list is published with release stores.
+    let (contents, concurrent) =
+        unsafe {
+            let info = &*core::ptr::addr_of!((*h).info).cast::<ScopeInfo>();
+            let mut contents = pool_rows(info, capacity, block_start);
+            let mut concurrent = None;
+            if let Some(c) = *core::ptr::addr_of!((*h).concurrent) {
+                let inner = &c.as_ref().scope.inner;
+                let cinfo = inner.info.get().as_ref();
+                // The concurrent scope's rows follow the slot scope's: their `owner`
+                // indices count from the start of their own list, so they move too.
+                let first = contents.len();
+                contents.extend(pool_rows(cinfo, capacity, block_start).into_iter().map(
+                    |mut row| {
                         row.owner = row.owner.map(|o| o + first);
                         row
-                    }),
-            );
-            concurrent = Some(concurrent_report(inner));
-        }
-        drop(pin);
-        (contents, concurrent)
-    }
+                    },
+                ));
+                concurrent = Some(concurrent_report(inner));
+            }
+            (contents, concurrent)
+        };
+    drop(pin);
+    Some((view, contents, concurrent))
 }

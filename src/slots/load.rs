@@ -31,7 +31,7 @@ use super::carve::Slots;
 use super::error::{SlotError, SlotErrorKind};
 use super::loaded::Loaded;
 use super::root::SlotRoot;
-use super::table::{DropRoot, Holder, LOADED};
+use super::table::{DropRoot, Holder};
 
 impl Slots {
     /// Takes a free slot, opens a scope on it, lets `build` place the root there, and
@@ -162,7 +162,7 @@ impl Slots {
             unsafe { ptr::addr_of_mut!((*h).root).write(Some((root.at, drop_root))) };
         }
         self.publish(index);
-        rec.state.store(LOADED, Ordering::Release);
+        rec.mark_loaded();
     }
 
     /// Publishes slot `index`'s use for reports (holder only).

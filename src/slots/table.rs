@@ -2,14 +2,38 @@
 //! state, its sub-block and the record of the scope loaded on it.
 //!
 //! This module owns the slot state machine and what a report may read. Invariants:
-//! - `state` goes `FREE -> BUILDING` only by a compare-exchange (acquire), then
-//!   `BUILDING -> LOADED` and back to `FREE` only by the thread that won it (release),
-//!   so at most one thread holds a slot, and a new holder sees everything the previous
-//!   one did.
+//! - One atomic word, `state`, holds the slot's phase (its low two bits: `FREE`,
+//!   `BUILDING`, `LOADED`, `CLOSING`) and, above them, how many reports have pinned
+//!   the slot to read its contents. Keeping both in one word is what makes the read
+//!   pin sound: every change to either is a read-modify-write or a store of that one
+//!   location, so all of them fall in the location's single modification order, and no
+//!   thread can pair a new phase with an old count or the other way round.
+//! - The phase goes `FREE -> BUILDING` only by a compare-exchange (acquire), then
+//!   `BUILDING -> LOADED -> CLOSING -> FREE` (or `BUILDING -> CLOSING -> FREE` for a
+//!   build that fails) only by the thread that won it, so at most one thread holds a
+//!   slot, and a new holder sees everything the previous one did (`FREE` is stored
+//!   with release).
+//! - The read pin (issue 37): a report adds one reader with a compare-exchange that
+//!   succeeds only from `LOADED` (acquire, so it sees what the build published), and
+//!   takes it away with a release subtraction. The holder's unload begins by moving the
+//!   phase to `CLOSING` with one read-modify-write, which returns the count at that
+//!   point of the modification order: every pin that succeeded came before it and is
+//!   counted, and no pin can succeed after it. The holder then waits (acquire loads)
+//!   until the count is 0, which orders every pinned read before anything the unload
+//!   drops or rewinds, and only then stores `FREE`. So a report reads a slot's memory
+//!   only while one holder holds it for the whole read, with that holder's build
+//!   visible; the next holder's claim happens after the release store of `FREE`, after
+//!   every pinned read.
+//!   The earlier design kept the count and a `closing` flag in words of their own and
+//!   relied on `SeqCst` between them; its `free` cleared the flag before it stored
+//!   `FREE`, so a pin could pair the cleared flag with the old `LOADED` and read the
+//!   slot while the next load rewrote it (a segfault from safe code).
 //! - A record's [`Holder`] (the sub-block, the scope record, the handle, the root) is
-//!   touched only by the slot's holder, or by the carving code before the `Slots` is
-//!   shared.
-//! - What other threads read for reports (the name copy, `used`, `high_water`) is
+//!   touched only by the slot's holder, by the carving code before the `Slots` is
+//!   shared, or read by a report under a read pin (the fields the holder published
+//!   before `LOADED`, and the atomics behind them).
+//! - What other threads read for reports without a pin (the name copy, `used`,
+//!   `high_water`) is
 //!   atomic. The name copy is a sequence lock: `name_seq` is odd while its holder
 //!   rewrites the length and words, and even once they are whole. The writer makes it
 //!   odd, then a release fence, then the words, then the even value with release; a
@@ -34,12 +58,22 @@ use crate::scope::info::ScopeInfo;
 use crate::scope::ScopeStack;
 use crate::sync::{fence, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-/// Nobody holds the slot.
+/// Phase: nobody holds the slot (and no report reads it).
 pub(crate) const FREE: u32 = 0;
-/// A `load` is building the slot's root.
+/// Phase: a `load` is building the slot's root.
 pub(crate) const BUILDING: u32 = 1;
-/// A `Loaded` holds the slot.
+/// Phase: a `Loaded` holds the slot; reports may pin it.
 pub(crate) const LOADED: u32 = 2;
+/// Phase: the holder has begun to unload; no new pin, and the unload waits for the
+/// pins taken before.
+pub(crate) const CLOSING: u32 = 3;
+/// The bits of `state` that hold the phase.
+const PHASE: u32 = 3;
+/// One report's pin, in the bits of `state` above the phase.
+const READER: u32 = PHASE + 1;
+/// The most pins at once (the count's bits); a report that would pass it reads the
+/// slot as not loaded instead.
+const MAX_READERS: u32 = u32::MAX / READER;
 
 /// Bytes of a loaded scope's name that the table keeps (longer names are cut at a
 /// character boundary).
@@ -51,8 +85,9 @@ pub(crate) type DropRoot = unsafe fn(NonNull<u8>);
 
 /// One slot.
 pub(crate) struct Record {
-    /// `FREE`, `BUILDING` or `LOADED` (module invariant).
-    pub(crate) state: AtomicU32,
+    /// The phase (`FREE`, `BUILDING`, `LOADED` or `CLOSING`) in the low bits, and the
+    /// read pins above it, in `READER` steps (module invariant).
+    state: AtomicU32,
     /// The name copy's sequence lock: odd while the holder rewrites it (module
     /// invariant).
     name_seq: AtomicU32,
@@ -66,10 +101,6 @@ pub(crate) struct Record {
     pub(crate) high_water: AtomicUsize,
     /// Loads so far.
     pub(crate) loads: AtomicUsize,
-    /// Reports reading the slot's contents now (see [`Record::pin_for_read`]).
-    readers: AtomicU32,
-    /// 1 once the holder has begun to unload: no new report may read the contents.
-    closing: AtomicU32,
     /// Holder-only state (module invariant).
     holder: UnsafeCell<Holder>,
 }
@@ -103,8 +134,6 @@ impl Record {
             used: AtomicUsize::new(0),
             high_water: AtomicUsize::new(0),
             loads: AtomicUsize::new(0),
-            readers: AtomicU32::new(0),
-            closing: AtomicU32::new(0),
             holder: UnsafeCell::new(Holder {
                 block,
                 info: MaybeUninit::uninit(),
@@ -245,29 +274,57 @@ impl Record {
         }
     }
 
+    /// Publishes the built slot as loaded, so reports may pin it (holder only, at the
+    /// end of a successful build). Release: a report whose pin sees `LOADED` sees the
+    /// root, the scope record and everything the build placed. A slot being built has
+    /// no pins (a pin needs `LOADED`), so the word is the phase alone.
+    #[inline]
+    pub(crate) fn mark_loaded(&self) {
+        debug_assert_eq!(self.state.load(Ordering::Relaxed), BUILDING);
+        self.state.store(LOADED, Ordering::Release);
+    }
+
     /// Lets a report read what the loaded slot holds (its scope's container list and
     /// concurrent scope, which the holder publishes with release stores): `None` unless
     /// the slot is loaded and its holder has not begun to unload. While the returned
     /// guard lives, the holder's unload waits before it drops anything.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) fn pin_for_read(&self) -> Option<ReadPin<'_>> {
-        // SeqCst, paired with `close_for_readers` (a store of `closing`, then a load of
-        // `readers`): in the single order of SeqCst operations either this increment
-        // comes first, and the holder waits for it, or its store does, and this thread
-        // sees `closing`.
-        self.readers.fetch_add(1, Ordering::SeqCst);
-        let pin = ReadPin(self);
-        let open =
-            self.closing.load(Ordering::SeqCst) == 0 && self.state.load(Ordering::SeqCst) == LOADED;
-        open.then_some(pin)
+        let mut word = self.state.load(Ordering::Relaxed);
+        loop {
+            if word & PHASE != LOADED || word / READER == MAX_READERS {
+                return None;
+            }
+            // Acquire: the pin sees what the holder published before `LOADED` (the
+            // compare-exchange reads a value in that store's release sequence). It can
+            // succeed only from `LOADED`, so it comes before the holder's move to
+            // `CLOSING` in the word's modification order, and that move counts it.
+            match self.state.compare_exchange_weak(
+                word,
+                word + READER,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(ReadPin(self)),
+                Err(now) => word = now,
+            }
+        }
     }
 
     /// Begins the unload: no new report may pin the slot, and the ones reading it now
-    /// finish first (they are short: a report copies a few numbers). Holder only.
+    /// finish first (they are short: a report copies a few numbers). Holder only, on a
+    /// slot it is building (a failed build) or has loaded.
     #[inline]
     pub(crate) fn close_for_readers(&self) {
-        self.closing.store(1, Ordering::SeqCst);
-        if self.readers.load(Ordering::SeqCst) != 0 {
+        // Only the holder changes the phase, so its own relaxed load reads it right.
+        let phase = self.state.load(Ordering::Relaxed) & PHASE;
+        debug_assert!(phase == BUILDING || phase == LOADED);
+        // One read-modify-write moves the phase to `CLOSING` and leaves the count as
+        // it is (the phase bits only grow, no carry): the count it returns is every pin
+        // that succeeded before it. Acquire: if that count is 0, the pins' release
+        // subtractions are ordered before what the unload does next.
+        let before = self.state.fetch_add(CLOSING - phase, Ordering::Acquire);
+        if before / READER != 0 {
             self.wait_for_readers();
         }
     }
@@ -275,25 +332,34 @@ impl Record {
     #[cold]
     #[inline(never)]
     fn wait_for_readers(&self) {
-        while self.readers.load(Ordering::SeqCst) != 0 {
+        let mut spins = 0u32;
+        // Acquire: the load that sees 0 synchronises with every pin's release
+        // subtraction (each one continues the release sequence of the ones before).
+        while self.state.load(Ordering::Acquire) / READER != 0 {
             crate::sync::spin_hint();
+            spins = spins.wrapping_add(1);
+            // A report preempted while pinned would keep us spinning for its whole time
+            // slice: after a while, let it run.
+            #[cfg(all(feature = "std", not(loom)))]
+            if spins % 64 == 0 {
+                std::thread::yield_now();
+            }
         }
     }
 
-    /// Marks the slot free (the holder's last act on it). Release: the next holder
-    /// sees the rewound sub-block.
+    /// Marks the slot free (the holder's last act on it, after `close_for_readers`).
+    /// Release: the next holder sees the rewound sub-block.
     #[inline]
     pub(crate) fn free(&self) {
+        debug_assert_eq!(self.state.load(Ordering::Relaxed), CLOSING);
         // The copy is emptied first, so a report never gives a freed slot's name to
         // the next holder: a reader that sees the next holder's state (acquire, through
         // the release below) sees this 0 or the next holder's own length. No sequence
         // step is needed: the words stay as they are, so a reader takes either this
         // holder's whole name or none (see the module docs).
         self.name_len.store(0, Ordering::Relaxed);
-        // Readers that pinned the slot since the close saw `closing` and let go. A
-        // reader that pins after this store sees a free slot (or, once the next holder
-        // has loaded, that holder's contents, whose unload waits for it).
-        self.closing.store(0, Ordering::Relaxed);
+        // The phase is `CLOSING` and the count 0 (`close_for_readers` waited, and no pin
+        // succeeds while closing), so a plain store loses nothing.
         self.state.store(FREE, Ordering::Release);
     }
 
@@ -308,7 +374,7 @@ impl Record {
             high_water: self.high_water.load(Ordering::Relaxed),
             loads: self.loads.load(Ordering::Relaxed),
         };
-        let state = self.state.load(Ordering::Acquire);
+        let state = self.state.load(Ordering::Acquire) & PHASE;
         if state == FREE {
             view.used = 0;
             return view;
@@ -342,14 +408,16 @@ impl ReadPin<'_> {
 
 impl Drop for ReadPin<'_> {
     fn drop(&mut self) {
-        self.0.readers.fetch_sub(1, Ordering::SeqCst);
+        // Release: the report's reads come before the holder's acquire load that sees
+        // the count reach 0, so before anything the unload drops or rewinds.
+        self.0.state.fetch_sub(READER, Ordering::Release);
     }
 }
 
 /// One slot in a report.
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 pub(crate) struct SlotView {
-    /// `FREE`, `BUILDING` or `LOADED`.
+    /// `FREE`, `BUILDING`, `LOADED` or `CLOSING` (held, unloading).
     pub(crate) state: u32,
     /// The holder's name: one holder's whole name, or empty.
     pub(crate) name: [u8; NAME_BYTES],
@@ -417,5 +485,52 @@ fn tail_word(b: &[u8]) -> u64 {
     } else {
         let (first, middle, last) = (b[0], b[n / 2], b[n - 1]);
         u64::from(first) | (u64::from(middle) << (8 * (n / 2))) | (u64::from(last) << (8 * (n - 1)))
+    }
+}
+
+/// Loom models only: one slot record, driven through the steps its holder and a report
+/// take, so a model can check the read-pin protocol against memory that loom watches
+/// (`tests/loom/loom_slots.rs`). Not part of the API.
+#[cfg(loom)]
+#[doc(hidden)]
+pub struct LoomSlotRecord {
+    record: Record,
+}
+
+#[cfg(loom)]
+impl LoomSlotRecord {
+    /// A free record over a small block of its own.
+    pub fn new() -> LoomSlotRecord {
+        LoomSlotRecord {
+            record: Record::new(LinearAllocator::with_capacity(64).unwrap()),
+        }
+    }
+
+    /// [`Record::try_claim`].
+    pub fn try_claim(&self) -> bool {
+        self.record.try_claim()
+    }
+
+    /// [`Record::mark_loaded`].
+    pub fn mark_loaded(&self) {
+        self.record.mark_loaded();
+    }
+
+    /// [`Record::pin_for_read`]: runs `read` while pinned, or returns `None`.
+    pub fn read<T>(&self, read: impl FnOnce() -> T) -> Option<T> {
+        let pin = self.record.pin_for_read()?;
+        let out = read();
+        drop(pin);
+        Some(out)
+    }
+
+    /// The first step of an unload: [`Record::close_for_readers`].
+    pub fn close_for_readers(&self) {
+        self.record.close_for_readers();
+    }
+
+    /// The last step of an unload: [`Record::free`].
+    pub fn free(&self) {
+        self.record.free();
     }
 }

@@ -159,3 +159,107 @@ fn a_report_reading_a_slot_races_its_unload() {
         });
     });
 }
+
+/// The read-pin protocol on its own (issue 37): a report pins a slot and reads its
+/// memory while the holder unloads it, frees it, and a new holder claims it and builds
+/// into the same memory. The slot's memory is a cell that loom watches, so a read that
+/// is not ordered after the build it reads and before the unload that follows is a
+/// causality error. The report either reads a whole build's contents or nothing.
+///
+/// Before the fix the free stored `closing = 0` (relaxed) before `state = FREE`, and a
+/// pin could pair that 0 with the old `LOADED`: a pin on memory being rebuilt.
+#[test]
+fn a_pin_races_an_unload_and_the_next_load() {
+    use loom::cell::UnsafeCell;
+    use loom::sync::Arc;
+    use scope_stack::LoomSlotRecord;
+
+    struct Slot {
+        record: LoomSlotRecord,
+        /// The slot's memory: which build wrote it.
+        memory: UnsafeCell<u32>,
+    }
+    // SAFETY (of the test's own type): the cell is reached only under the protocol
+    // being checked, and loom reports any access the protocol does not order.
+    unsafe impl Sync for Slot {}
+
+    // Small enough to explore without a preemption bound (every interleaving).
+    let builder = Builder::new();
+    builder.check(|| {
+        let slot = Arc::new(Slot {
+            record: LoomSlotRecord::new(),
+            memory: UnsafeCell::new(0),
+        });
+        // The first holder builds and loads.
+        assert!(slot.record.try_claim());
+        slot.memory.with_mut(|m| unsafe { *m = 1 });
+        slot.record.mark_loaded();
+        let holder = {
+            let slot = slot.clone();
+            thread::spawn(move || {
+                // Unload: close, drop and rewind (writes the memory), free.
+                slot.record.close_for_readers();
+                slot.memory.with_mut(|m| unsafe { *m = 0 });
+                slot.record.free();
+                // The next load: claim, build into the same memory, publish.
+                assert!(slot.record.try_claim());
+                slot.memory.with_mut(|m| unsafe { *m = 2 });
+                slot.record.mark_loaded();
+            })
+        };
+        let seen = slot.record.read(|| slot.memory.with(|m| unsafe { *m }));
+        assert!(matches!(seen, None | Some(1) | Some(2)), "read {seen:?}");
+        holder.join().unwrap();
+    });
+}
+
+/// The same race through the public API: a report reads a loaded slot's contents while
+/// another thread unloads it and loads it again with other contents. The report sees
+/// the first load's pool, the second's, or no contents, and each row it sees agrees
+/// with the state it shows.
+#[test]
+fn a_report_races_an_unload_and_the_next_load() {
+    struct Level<'s> {
+        pool: &'s mut scope_stack::Pool<'s, u32>,
+    }
+    slot_root!(struct LevelRoot => Level);
+    let mut builder = Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(2);
+    }
+    builder.check(|| {
+        let mut memory = LinearAllocator::with_capacity(16 << 10).unwrap();
+        memory.scope("loom", |scope| {
+            let slots: &Slots = scope.new_slots("slots", 1, 4096);
+            // SAFETY: the thread is joined before the scope ends.
+            let slots: &'static Slots = unsafe { &*(slots as *const Slots) };
+            let first = slots
+                .load::<LevelRoot>("first", |s| Level {
+                    pool: s.new_pool(2),
+                })
+                .unwrap();
+            let reloader = thread::spawn(move || {
+                drop(first);
+                let second = slots
+                    .load::<LevelRoot>("second", |s| Level {
+                        pool: s.new_pool(3),
+                    })
+                    .unwrap();
+                drop(second);
+            });
+            let map = scope.report();
+            let slot = &map.scopes[0].slots[0].slots[0];
+            if let Some(pool) = slot.contents.first() {
+                assert_eq!(slot.state, scope_stack::SlotState::Loaded);
+                let expect = match slot.holder.as_deref() {
+                    Some("first") => 2,
+                    Some("second") => 3,
+                    other => panic!("holder {other:?} with contents"),
+                };
+                assert_eq!((pool.kind, pool.capacity), ("Pool", expect));
+            }
+            reloader.join().unwrap();
+            assert_eq!(slots.loaded(), 0);
+        });
+    });
+}

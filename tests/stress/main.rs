@@ -8,5 +8,6 @@
 mod concurrent_stress;
 mod in_place;
 mod pool_stress;
+mod report_race;
 mod slots_stress;
 mod store_stress;
