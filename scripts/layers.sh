@@ -15,6 +15,8 @@
 # src/lib.rs (the crate root: declarations and re-exports) and src/rules.rs (prose and
 # doctests) stand outside the layers and are not checked.
 #
+# Folders of one layer may import each other one way only (no folder circle).
+#
 # What counts as an import: every `crate::a::b` path, every `super::` path and every
 # path into a child module the file declares (`mod free_list;` then `free_list::Head`),
 # in code (comments and doc comments are skipped), in `use` lines and inline alike. A path is
@@ -196,6 +198,27 @@ sys.setrecursionlimit(10000)
 for f in sorted(edges):
     if color[f] == WHITE:
         visit(f)
+
+# Circles between folders of one layer (`concurrent/` importing `slots/` while
+# `slots/` imports `concurrent/`): within a layer the folders must still form an
+# order, so that each could be read (and moved) without the one above it.
+def folder_of(path):
+    rel = os.path.relpath(path, SRC).replace(os.sep, "/")
+    return rel.split("/")[0] if "/" in rel else None
+folder_edges = {}
+for f, targets in edges.items():
+    a = folder_of(f)
+    if a is None:
+        continue
+    for t in targets:
+        b = folder_of(t)
+        if b is None or b == a or layer_of(f) != layer_of(t):
+            continue
+        folder_edges.setdefault(a, set()).add(b)
+for a in sorted(folder_edges):
+    for b in sorted(folder_edges[a]):
+        if a < b and a in folder_edges.get(b, set()):
+            problems.append(f"folder circle: src/{a}/ and src/{b}/ import each other")
 
 n_edges = sum(len(v) for v in edges.values())
 if problems:

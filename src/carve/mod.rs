@@ -20,6 +20,8 @@
 //!
 //! [`LocalScope`]: crate::LocalScope
 //! [`ConcurrentScope`]: crate::ConcurrentScope
+mod concurrent;
+
 use crate::dense::carve::{try_new_dense_pool_in, try_new_dense_pool_pod_in};
 use crate::dense::DensePool;
 use crate::error::AllocError;

@@ -80,7 +80,6 @@
 //! ```
 
 mod alloc_api;
-mod containers;
 mod forward;
 mod local;
 pub(crate) mod region;

@@ -4,6 +4,10 @@
 //! [`LocalScope`] and `&`[`ConcurrentScope`], with the names, signatures and errors they
 //! have on [`ScopeStack`](crate::ScopeStack).
 //!
+//! They live here, above the concurrent layer, because they reach every container
+//! (slots among them, which build on concurrent scopes): the concurrent layer itself
+//! imports no container.
+//!
 //! Invariant: each wrapper calls the one body that every surface shares (in the
 //! container's own `carve` module) and adds the bound that makes it sound here: items
 //! with a destructor must be `Send`, because the thread that closes (or unloads) the
@@ -30,8 +34,7 @@ use crate::slots::Slots;
 use crate::store::carve::try_new_store_in;
 use crate::store::Store;
 
-use super::local::LocalScope;
-use super::ConcurrentScope;
+use crate::concurrent::{ConcurrentScope, LocalScope};
 
 impl<'a> LocalScope<'a> {
     /// Carves a [`Pool`] of `capacity` slots, as [`ScopeStack::new_pool`](crate::ScopeStack::new_pool). Items must be `Send`: whichever thread closes the scope drops what remains.
