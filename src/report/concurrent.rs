@@ -89,8 +89,11 @@ pub struct ChunkReport {
     pub current: bool,
 }
 
-/// The report of the concurrent scope whose shared state is `inner`.
-pub(crate) fn concurrent_report(inner: &Inner) -> ConcurrentReport {
+/// The report of the concurrent scope whose shared state is `inner`, with offsets from
+/// `block_start`: the start of the block the map is of. A concurrent scope on a slot
+/// lives on the slot's sub-block, whose own start is the slot's, so a map of the
+/// carving block passes that block's start (every row of a map counts from one place).
+pub(crate) fn concurrent_report(inner: &Inner, block_start: usize) -> ConcurrentReport {
     let mut chunks = Vec::new();
     for slot in inner.slots() {
         let at = chunks.len();
@@ -98,7 +101,7 @@ pub(crate) fn concurrent_report(inner: &Inner) -> ConcurrentReport {
         slot.for_each_chunk(|c| {
             chunks.push(ChunkReport {
                 thread: c.thread,
-                offset: c.start - inner.block_start,
+                offset: c.start - block_start,
                 bytes: c.end - c.start,
                 used: c.used_end - c.start,
                 tail: c.end - c.used_end,
@@ -116,6 +119,56 @@ pub(crate) fn concurrent_report(inner: &Inner) -> ConcurrentReport {
         direct_bytes: inner.region.direct_bytes(),
         chunks,
     }
+}
+
+/// A thread's chunks in a region, folded into one line of the text and one row of the
+/// picture: a thread that claimed eleven chunks is one row, not eleven.
+pub(super) struct ChunkRun {
+    pub(super) thread: u32,
+    /// Chunks in the run.
+    pub(super) count: usize,
+    /// The lowest offset of its chunks, and the end of the highest.
+    pub(super) range: (usize, usize),
+    /// Bytes of all its chunks, and of their used parts.
+    pub(super) bytes: usize,
+    pub(super) used: usize,
+    /// Tails of the chunks the thread moved on from.
+    pub(super) wasted: usize,
+    /// The tail of its current chunk (free).
+    pub(super) free: usize,
+    /// Whether the run holds the thread's current chunk.
+    pub(super) current: bool,
+}
+
+/// The region's chunks, one run per thread, in the report's order (by thread index).
+pub(super) fn chunk_runs(c: &ConcurrentReport) -> Vec<ChunkRun> {
+    let mut runs: Vec<ChunkRun> = Vec::new();
+    for ch in &c.chunks {
+        let end = ch.offset.saturating_add(ch.bytes);
+        let (wasted, free) = if ch.current { (0, ch.tail) } else { (ch.tail, 0) };
+        match runs.last_mut() {
+            Some(r) if r.thread == ch.thread => {
+                r.count += 1;
+                r.range = (r.range.0.min(ch.offset), r.range.1.max(end));
+                r.bytes += ch.bytes;
+                r.used += ch.used;
+                r.wasted += wasted;
+                r.free += free;
+                r.current |= ch.current;
+            }
+            _ => runs.push(ChunkRun {
+                thread: ch.thread,
+                count: 1,
+                range: (ch.offset, end),
+                bytes: ch.bytes,
+                used: ch.used,
+                wasted,
+                free,
+                current: ch.current,
+            }),
+        }
+    }
+    runs
 }
 
 /// The concurrent scope's state behind a scope record, if it is one.

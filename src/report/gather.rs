@@ -20,8 +20,14 @@ use super::slots::{SlotReport, SlotState, SlotsReport};
 use super::tree::{SLOT, SLOTS};
 use super::type_name::short_type_name;
 
-/// The rows of the pools carved from a scope, in the order they were made.
-pub(crate) fn pool_rows(info: &ScopeInfo, capacity: usize, block_start: usize) -> Vec<PoolReport> {
+/// The rows of the pools carved from a scope, in the order they were made, and the
+/// reports of its `Slots`, whose rows follow the pools'. The set rows and the reports
+/// come from one read of each slot, so they agree.
+pub(crate) fn pool_rows(
+    info: &ScopeInfo,
+    capacity: usize,
+    block_start: usize,
+) -> (Vec<PoolReport>, Vec<SlotsReport>) {
     let mut pools = Vec::new();
     // Each row's link `ptr` (as an address), and the one its snapshot says it owns.
     let mut keys = Vec::new();
@@ -61,11 +67,12 @@ pub(crate) fn pool_rows(info: &ScopeInfo, capacity: usize, block_start: usize) -
             row.owner = Some(owner);
         }
     }
-    for set in slots_of(info, capacity, block_start) {
+    let sets = slots_of(info, capacity, block_start);
+    for set in &sets {
         let first = pools.len();
-        pools.extend(slot_pool_rows(&set, first));
+        pools.extend(slot_pool_rows(set, first));
     }
-    pools
+    (pools, sets)
 }
 
 /// The pool-style rows of a `Slots`: one for the set (`kind` `"Slots"`, `len` slots
@@ -111,7 +118,7 @@ fn slot_pool_rows(report: &SlotsReport, first: usize) -> Vec<PoolReport> {
 }
 
 /// The reports of the [`Slots`](crate::Slots) carved from a scope, in the order made.
-pub(crate) fn slots_of(info: &ScopeInfo, capacity: usize, block_start: usize) -> Vec<SlotsReport> {
+fn slots_of(info: &ScopeInfo, capacity: usize, block_start: usize) -> Vec<SlotsReport> {
     let mut out = Vec::new();
     let mut link = info.pools();
     while let Some(l) = link {
@@ -232,7 +239,8 @@ unsafe fn slot_contents(
     let (contents, concurrent) =
         unsafe {
             let info = &*core::ptr::addr_of!((*h).info).cast::<ScopeInfo>();
-            let mut contents = pool_rows(info, capacity, block_start);
+            // A slot's own `Slots` show as rows only (see `super::tree`).
+            let (mut contents, _) = pool_rows(info, capacity, block_start);
             let mut concurrent = None;
             if let Some(c) = *core::ptr::addr_of!((*h).concurrent) {
                 let inner = &c.as_ref().scope.inner;
@@ -240,13 +248,13 @@ unsafe fn slot_contents(
                 // The concurrent scope's rows follow the slot scope's: their `owner`
                 // indices count from the start of their own list, so they move too.
                 let first = contents.len();
-                contents.extend(pool_rows(cinfo, capacity, block_start).into_iter().map(
+                contents.extend(pool_rows(cinfo, capacity, block_start).0.into_iter().map(
                     |mut row| {
                         row.owner = row.owner.map(|o| o + first);
                         row
                     },
                 ));
-                concurrent = Some(concurrent_report(inner));
+                concurrent = Some(concurrent_report(inner, block_start));
             }
             (contents, concurrent)
         };

@@ -22,8 +22,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write as _;
 
-use super::concurrent::ConcurrentReport;
-use super::map::{percent, Bytes, MemoryMap};
+use super::concurrent::{chunk_runs, ConcurrentReport};
+use super::map::{chunk_run_name, percent, Bytes, MemoryMap};
 use super::slots::SlotState;
 use super::tree::{containers, Item, RowItem, SLOT, SLOTS};
 
@@ -205,18 +205,45 @@ fn label(text: String, x: f64, y: f64, font: f64, role: Role) -> SvgLabel {
     }
 }
 
-/// A round size for a scale: `0`, `64 KiB`, `1.5 MiB`.
-fn round_bytes(n: usize) -> String {
-    const KIB: usize = 1024;
-    const MIB: usize = 1024 * 1024;
-    if n == 0 {
-        String::from("0")
-    } else if n % MIB == 0 {
-        alloc::format!("{} MiB", n / MIB)
-    } else if n % KIB == 0 && n < 10 * MIB {
-        alloc::format!("{} KiB", n / KIB)
-    } else {
-        alloc::format!("{}", Bytes(n))
+/// The unit of a scale that runs to `end` bytes: one for every label of the axis.
+#[derive(Clone, Copy)]
+enum ScaleUnit {
+    Bytes,
+    KiB,
+    MiB,
+}
+
+impl ScaleUnit {
+    fn for_end(end: usize) -> ScaleUnit {
+        if end >= 4 << 20 {
+            ScaleUnit::MiB
+        } else if end >= 4 << 10 {
+            ScaleUnit::KiB
+        } else {
+            ScaleUnit::Bytes
+        }
+    }
+
+    /// `n` in this unit: `0`, `64 KiB`, `1.5 MiB` (at most three decimals, trailing zeros
+    /// dropped).
+    fn label(self, n: usize) -> String {
+        let (div, name) = match self {
+            ScaleUnit::Bytes => return if n == 0 { String::from("0") } else { alloc::format!("{n} B") },
+            ScaleUnit::KiB => (1024.0, "KiB"),
+            ScaleUnit::MiB => (1024.0 * 1024.0, "MiB"),
+        };
+        if n == 0 {
+            return String::from("0");
+        }
+        let v = n as f64 / div;
+        let mut text = alloc::format!("{v:.3}");
+        while text.ends_with('0') {
+            text.pop();
+        }
+        if text.ends_with('.') {
+            text.pop();
+        }
+        alloc::format!("{text} {name}")
     }
 }
 
@@ -239,22 +266,23 @@ fn indent(n: usize) -> String {
     "  ".repeat(n)
 }
 
-/// One row per chunk of a concurrent region, as the text report has, in the order they
-/// lie on the band (so their leaders do not cross).
+/// One row per thread's chunks of a concurrent region, as the text report has (a run
+/// of chunks is one row), in the order they lie on the band (so their leaders do not
+/// cross).
 fn chunk_rows(rows: &mut Vec<Row>, c: &ConcurrentReport, at: usize) {
-    let mut chunks: Vec<_> = c.chunks.iter().collect();
-    chunks.sort_by_key(|ch| ch.offset);
-    for ch in chunks {
+    let mut runs = chunk_runs(c);
+    runs.sort_by_key(|r| r.range.0);
+    for run in runs {
         rows.push(Row {
             text: alloc::format!(
-                "{}chunk of thread {}: {} of {} used",
+                "{}{}: {} of {} used",
                 indent(at),
-                ch.thread,
-                Bytes(ch.used),
-                Bytes(ch.bytes)
+                chunk_run_name(&run),
+                Bytes(run.used),
+                Bytes(run.bytes)
             ),
             kind: RowKind::Chunk,
-            range: (ch.offset, ch.offset.saturating_add(ch.bytes)),
+            range: run.range,
         });
     }
 }
@@ -263,6 +291,11 @@ fn chunk_rows(rows: &mut Vec<Row>, c: &ConcurrentReport, at: usize) {
 fn row_text(r: &RowItem<'_>) -> String {
     let p = r.row;
     match (&r.slot, p.kind) {
+        (Some(v), _) if v.run > 1 => alloc::format!(
+            "{} {SLOT}s free, {}",
+            v.run,
+            Bytes(r.range.1 - r.range.0)
+        ),
         (Some(v), _) => {
             let what = match v.state {
                 SlotState::Free => alloc::format!("free, {}", Bytes(v.capacity)),
@@ -316,7 +349,14 @@ impl MemoryMap {
                 );
             }
             if let Some(c) = &s.concurrent {
-                let _ = write!(text, ", {} chunks", c.chunks.len());
+                // What the text's region line says: what its threads claimed (chunks
+                // and direct claims), of the region.
+                let _ = write!(
+                    text,
+                    ", {} of {} claimed",
+                    Bytes(c.claimed_bytes),
+                    Bytes(c.region_bytes)
+                );
             }
             rows.push(Row {
                 text,
@@ -408,7 +448,7 @@ impl MemoryMap {
         };
         let overview_caption = alloc::format!("whole block, {}", Bytes(self.capacity));
         let band_caption = if zoom {
-            alloc::format!("zoom: 0 to {}", round_bytes(end))
+            alloc::format!("zoom: 0 to {}", ScaleUnit::for_end(end).label(end))
         } else {
             String::from("block")
         };
@@ -457,7 +497,8 @@ impl MemoryMap {
             h: BAND_H,
             end,
         };
-        let widest = text_width(&round_bytes(end), SMALL_FONT) + 12.0;
+        let unit = ScaleUnit::for_end(end);
+        let widest = text_width(&unit.label(end), SMALL_FONT) + 12.0;
         let most_ticks = ((BAND_W / widest.max(1.0)) as usize).max(1);
         let mut step = 1usize;
         while end / step > most_ticks && step < usize::MAX / 2 {
@@ -466,7 +507,7 @@ impl MemoryMap {
         let mut last_right = f64::NEG_INFINITY;
         let mut tick = 0usize;
         loop {
-            let text = round_bytes(tick);
+            let text = unit.label(tick);
             let w = text_width(&text, SMALL_FONT);
             let cx = band.x(tick);
             let lx = (cx - w / 2.0).max(x0 - GAP / 2.0);

@@ -8,7 +8,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
-use super::concurrent::ConcurrentReport;
+use super::concurrent::{chunk_runs, ChunkRun, ConcurrentReport};
 use super::scope_row::ScopeReport;
 use super::slots::SlotState;
 use super::tree::{containers, Item, RowItem, SlotView, SLOT, SLOTS};
@@ -162,18 +162,35 @@ fn region_lines(out: &mut Vec<Line>, c: &ConcurrentReport, at: usize) {
         indent(at),
         region_summary(c)
     )));
-    for ch in &c.chunks {
+    for run in chunk_runs(c) {
         out.push(Line::Cols {
-            label: alloc::format!("{}- chunk of thread {}", indent(at), ch.thread),
-            offset: ch.offset,
-            bytes: ch.bytes,
-            detail: alloc::format!(
-                "used {} ({} {})",
-                Bytes(ch.used),
-                Bytes(ch.tail),
-                if ch.current { "free" } else { "wasted" }
-            ),
+            label: alloc::format!("{}- {}", indent(at), chunk_run_name(&run)),
+            offset: run.range.0,
+            bytes: run.bytes,
+            detail: alloc::format!("used {}{}", Bytes(run.used), chunk_run_tails(&run)),
         });
+    }
+}
+
+/// `chunk of thread 3`, or `11 chunks of thread 0` for a run.
+pub(super) fn chunk_run_name(run: &ChunkRun) -> String {
+    if run.count == 1 {
+        alloc::format!("chunk of thread {}", run.thread)
+    } else {
+        alloc::format!("{} chunks of thread {}", run.count, run.thread)
+    }
+}
+
+/// What a run left unused: ` (4.3 KiB free)`, ` (0 B wasted)`, or both.
+fn chunk_run_tails(run: &ChunkRun) -> String {
+    match (run.current, run.count) {
+        (false, _) => alloc::format!(" ({} wasted)", Bytes(run.wasted)),
+        (true, 1) => alloc::format!(" ({} free)", Bytes(run.free)),
+        (true, _) => alloc::format!(
+            " ({} wasted, {} free)",
+            Bytes(run.wasted),
+            Bytes(run.free)
+        ),
     }
 }
 
@@ -181,6 +198,10 @@ fn region_lines(out: &mut Vec<Line>, c: &ConcurrentReport, at: usize) {
 fn row_line(r: &RowItem<'_>, at: usize) -> Line {
     let p = r.row;
     let (label, detail) = match (&r.slot, p.kind) {
+        (Some(v), _) if v.run > 1 => (
+            alloc::format!("- {} {SLOT}s free", v.run),
+            alloc::format!("free (high-water {})", Bytes(v.high_water)),
+        ),
         (Some(v), _) => (alloc::format!("- {SLOT} {}", v.name), slot_detail(v)),
         (None, SLOTS) => (
             alloc::format!("- {SLOTS} {}", p.type_name),
@@ -205,7 +226,11 @@ fn row_line(r: &RowItem<'_>, at: usize) -> Line {
     Line::Cols {
         label: indent(at) + &label,
         offset: p.offset,
-        bytes: p.bytes,
+        // A run of free slots spans them all.
+        bytes: match &r.slot {
+            Some(v) if v.run > 1 => r.range.1 - r.range.0,
+            _ => p.bytes,
+        },
         detail,
     }
 }

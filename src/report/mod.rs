@@ -10,7 +10,7 @@
 
 mod concurrent;
 mod gather;
-use gather::{pool_rows, slots_of};
+use gather::pool_rows;
 mod layout;
 mod map;
 mod pool_row;
@@ -71,14 +71,14 @@ impl LinearAllocator {
                 Some(c) => c.region.top() - info.start,
                 None => own,
             };
-            let pools = pool_rows(info, self.capacity(), block_start);
+            let (pools, slots) = pool_rows(info, self.capacity(), block_start);
             scopes.push(scope_row(
                 info,
-                self.capacity(),
                 block_start,
                 own,
                 end.saturating_sub(start),
                 pools,
+                slots,
             ));
         });
         scopes.reverse();
@@ -115,15 +115,15 @@ impl ScopeStack<'_> {
 /// The row of a scope record, given the bytes it holds itself and with its children.
 pub(crate) fn scope_row(
     info: &ScopeInfo,
-    capacity: usize,
     block_start: usize,
     own: usize,
     inclusive: usize,
     pools: Vec<PoolReport>,
+    slots: Vec<SlotsReport>,
 ) -> ScopeReport {
     let start = info.start - block_start;
     let mut finalizer_offsets = Vec::new();
-    let concurrent = concurrent_of(info).map(concurrent_report);
+    let concurrent = concurrent_of(info).map(|c| concurrent_report(c, block_start));
     if concurrent.is_none() {
         info.chain
             .for_each_record(|addr| finalizer_offsets.push(addr - block_start));
@@ -140,7 +140,7 @@ pub(crate) fn scope_row(
         budget: info.budget(),
         pools,
         concurrent,
-        slots: slots_of(info, capacity, block_start),
+        slots,
     }
 }
 
@@ -188,14 +188,14 @@ impl Inner {
         let mut upper = top;
         let mut at = Some(info);
         while let Some(i) = at {
-            let pools = pool_rows(i, inner.capacity, block_start);
+            let (pools, slots) = pool_rows(i, inner.capacity, block_start);
             scopes.push(scope_row(
                 i,
-                inner.capacity,
                 block_start,
                 upper - i.start,
                 top - i.start,
                 pools,
+                slots,
             ));
             upper = i.start;
             // SAFETY: the parents of a live scope are live (see `crate::scope::info`).

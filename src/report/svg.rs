@@ -363,6 +363,12 @@ fn draw_chunks(s: &mut String, band: &Band, c: &ConcurrentReport, y: f64, h: f64
 fn slot_title(v: &SlotView<'_>) -> String {
     let name = escape(v.name);
     match v.state {
+        SlotState::Free if v.run > 1 => alloc::format!(
+            "{} slots free: {} bytes each, high-water {}",
+            v.run,
+            v.capacity,
+            v.high_water
+        ),
         SlotState::Free => alloc::format!(
             "Slot {name}: {} bytes, high-water {}",
             v.capacity,

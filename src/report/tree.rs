@@ -10,7 +10,7 @@
 //! and from the row's own fields otherwise (a slot nested in another slot's contents).
 //!
 //! Invariant: every row of a scope's `pools`, and of each slot's `contents`, is listed
-//! exactly once, and nothing here fails on a map edited by hand: a row whose owner is
+//! exactly once (a run of free slots of one set as one row that counts them), and nothing here fails on a map edited by hand: a row whose owner is
 //! missing is listed at the top, and a `"Slot"` row whose report cannot be found is
 //! read from its own fields.
 
@@ -38,6 +38,9 @@ pub(super) struct SlotView<'m> {
     /// Bytes the slot may use.
     pub(super) capacity: usize,
     pub(super) high_water: usize,
+    /// How many slots the row stands for: a run of free slots of one set is one row
+    /// (the highest high-water mark of the run), anything else is 1.
+    pub(super) run: usize,
 }
 
 /// A container's row, where it sits in the tree, and the bytes it is drawn over.
@@ -87,12 +90,35 @@ fn walk<'m>(
     nest: usize,
     out: &mut Vec<Item<'m>>,
 ) {
-    for (i, level) in row_tree(rows) {
+    let tree = row_tree(rows);
+    let mut k = 0;
+    while let Some(&(i, level)) = tree.get(k) {
+        k += 1;
         let row = &rows[i];
         let report = (row.kind == SLOT)
             .then(|| slot_report(rows, i, sets))
             .flatten();
-        let slot = (row.kind == SLOT).then(|| slot_view(row, report));
+        let mut slot = (row.kind == SLOT).then(|| slot_view(row, report));
+        let mut range = drawn_range(rows, i);
+        // A free slot takes in the free slots of its set that follow it: 200 request
+        // slots with 3 held are a handful of rows, not 200. (A free slot holds nothing,
+        // so nothing listed under the ones it takes in is lost.)
+        if let Some(v) = slot.as_mut().filter(|v| v.state == SlotState::Free) {
+            while let Some(&(j, next_level)) = tree.get(k) {
+                let next = &rows[j];
+                if next_level != level || next.kind != SLOT || next.owner != row.owner {
+                    break;
+                }
+                let nv = slot_view(next, slot_report(rows, j, sets));
+                if nv.state != SlotState::Free {
+                    break;
+                }
+                v.run += 1;
+                v.high_water = v.high_water.max(nv.high_water);
+                range.1 = range.1.max(drawn_range(rows, j).1);
+                k += 1;
+            }
+        }
         let depth = base + level;
         out.push(Item::Row(RowItem {
             row,
@@ -104,9 +130,9 @@ fn walk<'m>(
                 .enumerate()
                 .any(|(j, r)| j != i && r.owner == Some(i)),
             slot,
-            range: drawn_range(rows, i),
+            range,
         }));
-        if let Some(r) = report {
+        if let Some(r) = report.filter(|_| slot.is_none_or(|v| v.run == 1)) {
             if let Some(c) = &r.concurrent {
                 out.push(Item::Concurrent {
                     report: c,
@@ -205,6 +231,7 @@ fn slot_view<'m>(row: &'m PoolReport, report: Option<&'m SlotReport>) -> SlotVie
             used: r.used,
             capacity: row.capacity,
             high_water: r.high_water_mark,
+            run: 1,
         },
         // The row's own fields: the holder's name, or the state in its place.
         None => SlotView {
@@ -217,6 +244,7 @@ fn slot_view<'m>(row: &'m PoolReport, report: Option<&'m SlotReport>) -> SlotVie
             used: row.len,
             capacity: row.capacity,
             high_water: row.high_water_len,
+            run: 1,
         },
     }
 }

@@ -146,9 +146,41 @@ impl Slots {
     }
 
     /// Claims a free slot, looking from where the last claim left off (so a ring of
-    /// frames goes round), and returns its index.
+    /// frames goes round), and returns its index; `None` only if every slot was held
+    /// at one moment during the call.
+    ///
+    /// One pass over the ring can miss a free slot: one freed behind the pass while
+    /// another claimer takes the free slot ahead of it leaves every slot the pass
+    /// looked at busy. So a pass that finds none asks the count of held slots, which
+    /// goes up after a claim and down before a free (both `SeqCst`): if it reads
+    /// `count`, every slot was held at that point of the count's order, and the load
+    /// is full; otherwise some slot is free or about to be, and the pass runs again.
     #[inline]
     pub(crate) fn claim(&self) -> Option<usize> {
+        let n = self.count;
+        let mut passes = 0u32;
+        loop {
+            if let Some(i) = self.claim_pass() {
+                return Some(i);
+            }
+            if self.held.load(Ordering::SeqCst) >= n {
+                return None;
+            }
+            // A slot was freed behind the pass, or a claimer or an unload is between
+            // its state change and its count: a few instructions, unless it is
+            // preempted there.
+            passes = passes.wrapping_add(1);
+            crate::sync::spin_hint();
+            #[cfg(all(feature = "std", not(loom)))]
+            if passes % 64 == 0 {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    /// One pass over the ring from where the last claim left off.
+    #[inline]
+    fn claim_pass(&self) -> Option<usize> {
         let n = self.count;
         // `next` is always below `count` (it is stored wrapped), and `count > 0`.
         let first = self.next.load(Ordering::Relaxed);
@@ -158,7 +190,9 @@ impl Slots {
             let after = if i + 1 == n { 0 } else { i + 1 };
             if self.record(i).try_claim() {
                 self.next.store(after, Ordering::Relaxed);
-                let held = self.held.fetch_add(1, Ordering::Relaxed) + 1;
+                // After the claim, so the count never says more slots are held than
+                // are (see `claim`).
+                let held = self.held.fetch_add(1, Ordering::SeqCst) + 1;
                 if held > self.most_held.load(Ordering::Relaxed) {
                     self.most_held.fetch_max(held, Ordering::Relaxed);
                 }

@@ -17,7 +17,8 @@ const NAMED_HOLDERS: usize = 4;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum SlotErrorKind {
-    /// Every slot was held (being built or loaded).
+    /// Every slot was held (being built or loaded) at one moment during the call: a
+    /// slot freed while the load looked for one is found, not missed.
     Full,
     /// A waiting load gave up: every slot was still held when its time ran out.
     TimedOut,

@@ -316,7 +316,9 @@ impl Slots {
         // The rewind has folded the bump pointer into the sub-block's mark, and no
         // reservation or shared-block scope is live, so the mark is its peak address.
         rec.publish_use(0, block.high_water_addr() - start);
-        self.held.fetch_sub(1, Ordering::Relaxed);
+        // Before the free, so the count never says more slots are held than are (see
+        // `Slots::claim`).
+        self.held.fetch_sub(1, Ordering::SeqCst);
         rec.free();
         #[cfg(feature = "std")]
         self.wake();

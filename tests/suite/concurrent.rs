@@ -319,8 +319,17 @@ fn reports_list_every_chunk_with_its_thread() {
             assert_eq!(row.own_bytes, c.claimed_bytes);
             assert_eq!(map.used, row.start + c.claimed_bytes);
             assert_eq!(map.scopes[0].inclusive_bytes, map.used);
+            // Each thread's chunks fold into one line: `3 chunks of thread N`.
             let text = map.to_string();
-            assert!(text.contains("chunk of thread"), "{text}");
+            for t in &threads {
+                let n = c.chunks.iter().filter(|c| c.thread == *t).count();
+                let line = if n == 1 {
+                    format!("- chunk of thread {t} ")
+                } else {
+                    format!("- {n} chunks of thread {t} ")
+                };
+                assert_eq!(text.matches(&line).count(), 1, "{line:?} in {text}");
+            }
             // The opener's view through the block agrees.
             let block_map = level_report_through_block(jobs);
             assert_eq!(block_map.used, map.used);
