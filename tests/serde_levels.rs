@@ -130,7 +130,7 @@ fn every_scope_kind_takes_a_level() {
         let plain = slots
             .load_from::<LevelRoot, _>("forest", &mut serde_json::Deserializer::from_str(LEVEL))
             .unwrap();
-        plain.with(|l| check(l));
+        plain.with(check);
         let shared = std::thread::scope(|t| {
             t.spawn(|| {
                 slots
@@ -143,7 +143,7 @@ fn every_scope_kind_takes_a_level() {
             .join()
             .unwrap()
         });
-        shared.with(|l| check(l));
+        shared.with(check);
         assert_eq!(slots.loaded(), 2);
     });
 }
@@ -310,7 +310,7 @@ fn loads_after_the_first_take_no_heap() {
             let level = slots
                 .load_from::<LevelRoot, _>("forest", &mut serde_json::Deserializer::from_str(LEVEL))
                 .unwrap();
-            level.with(|l| check(l));
+            level.with(check);
         };
         load(); // the thread's staging block is reserved here
         assert_eq!(counting_alloc::heap_calls_during(load), 0);

@@ -13,7 +13,7 @@ use serde::ser::{SerializeMap, Serializer};
 use crate::scope::place::Place;
 
 use super::collect::{collect, Source};
-use super::trait_in::{DeserializeIn, Seed};
+use super::trait_in::{DeserializeIn, Ghost, Seed};
 
 /// A map read from a file into a scope: its entries in file order, as `&'s [(K, V)]`.
 /// It derefs to the entries; [`get`](Self::get) finds a key by a linear search (maps
@@ -122,7 +122,7 @@ impl<K: serde::Serialize, V: serde::Serialize> serde::Serialize for ScopeMap<'_,
 struct MapSource<'s, 'de, P, K, V, A> {
     scope: P,
     map: A,
-    _t: PhantomData<fn() -> (&'s (), &'de (), K, V)>,
+    _t: Ghost<'s, (&'de (), K, V)>,
 }
 
 impl<'de, 's, P, K, V, A> Source<(K, V)> for MapSource<'s, 'de, P, K, V, A>
@@ -147,7 +147,7 @@ where
 }
 
 /// The visitor of a map.
-struct MapIn<'s, P, K, V>(P, PhantomData<fn() -> (&'s (), K, V)>);
+struct MapIn<'s, P, K, V>(P, Ghost<'s, (K, V)>);
 
 impl<'de, 's, P, K, V> Visitor<'de> for MapIn<'s, P, K, V>
 where

@@ -40,7 +40,8 @@ use super::trait_in::{DeserializeIn, DropRule};
 /// memory.scope("level", |level| {
 ///     level.scope_concurrent("jobs", |jobs| {
 ///         let mut de = serde_json::Deserializer::from_str("[1]");
-///         let _: &[Serde<std::rc::Rc<u8>>] = jobs.deserialize(&mut de).unwrap(); // error: `Rc` is not `Send`
+///         // error: `*const u8` is not `Send` (`PhantomData` of it is `Deserialize`)
+///         let _: &[Serde<std::marker::PhantomData<*const u8>>] = jobs.deserialize(&mut de).unwrap();
 ///     });
 /// });
 /// ```

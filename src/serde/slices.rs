@@ -12,13 +12,13 @@ use serde::de::{Deserializer, SeqAccess, Visitor};
 use crate::scope::place::Place;
 
 use super::collect::{collect, Source};
-use super::trait_in::{DeserializeIn, Seed};
+use super::trait_in::{DeserializeIn, Ghost, Seed};
 
 /// A serde sequence as a [`Source`] of `T`s read into the scope.
 struct SeqSource<'s, 'de, P, T, A> {
     scope: P,
     seq: A,
-    _t: PhantomData<fn() -> (&'s (), &'de (), T)>,
+    _t: Ghost<'s, (&'de (), T)>,
 }
 
 impl<'de, 's, P, T, A> Source<T> for SeqSource<'s, 'de, P, T, A>

@@ -129,7 +129,15 @@ pub trait DeserializeIn<'s>: Sized {
 /// assert!(OWNED.allows_finalizer() && !BORROWED.allows_finalizer());
 /// ```
 ///
-/// A type that borrows cannot claim it:
+/// A type that borrows cannot claim it, not even through the rule of its `'static`
+/// form (the rule is invariant in `T`):
+///
+/// ```compile_fail
+/// use scope_stack::serde::DropRule;
+/// fn rule<'a>() -> DropRule<Vec<&'a str>> {
+///     DropRule::<Vec<&'static str>>::finalize() // error: lifetime may not live long enough
+/// }
+/// ```
 ///
 /// ```compile_fail,E0597
 /// use scope_stack::serde::DropRule;
@@ -138,12 +146,11 @@ pub trait DeserializeIn<'s>: Sized {
 /// }
 /// let text = String::from("frog");
 /// let _ = rule(&text);
-/// drop(text);
-/// # let _: DropRule<Vec<&'static str>> = DropRule::finalize();
 /// ```
 pub struct DropRule<T> {
     finalize: bool,
-    _t: PhantomData<fn() -> T>,
+    /// Invariant in `T`: a rule for `Foo<'static>` must not pass for `Foo<'s>`.
+    _t: PhantomData<fn(T) -> T>,
 }
 
 impl<T> Clone for DropRule<T> {
@@ -271,6 +278,9 @@ impl<'de, 's, P: Place<'s> + Copy, T: DeserializeIn<'s>> DeserializeSeed<'de> fo
         T::deserialize_in(self.scope, deserializer)
     }
 }
+
+/// A marker for a helper that reads `T`s into a scope of lifetime `'s`.
+pub(crate) type Ghost<'s, T> = PhantomData<fn() -> (&'s (), T)>;
 
 /// An allocation error as the deserializer's error (its text names the scope and the
 /// bytes asked for).
