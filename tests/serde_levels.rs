@@ -275,8 +275,10 @@ fn nested_data_takes_little_more_than_its_bytes() {
     // headers, and alignment, nothing staged.
     let mut text = String::from("[");
     let mut data = 0;
-    for i in 0..200 {
-        let n = 1 + i % 40;
+    // Fewer under Miri, which interprets the JSON parser.
+    let count = if cfg!(miri) { 24 } else { 200 };
+    for i in 0..count {
+        let n = 1 + i % 20;
         text.push_str(if i == 0 { "[" } else { ",[" });
         for j in 0..n {
             text.push_str(&format!("{}[{j}, {i}]", if j == 0 { "" } else { "," }));
@@ -292,8 +294,8 @@ fn nested_data_takes_little_more_than_its_bytes() {
             .deserialize(&mut serde_json::Deserializer::from_str(&text))
             .unwrap();
         let used = level.used() - before;
-        assert_eq!(polys.len(), 200);
-        assert_eq!(polys[41], [(0.0, 41.0), (1.0, 41.0)]);
+        assert_eq!(polys.len(), count);
+        assert_eq!(polys[21], [(0.0, 21.0), (1.0, 21.0)]);
         assert!(
             used * 4 <= data * 5 + 64,
             "{used} bytes for {data} bytes of data"

@@ -96,7 +96,53 @@ pub mod __private {
 
 pub use map::ScopeMap;
 /// `#[derive(DeserializeIn)]` (feature `derive`): see the `scope-stack-derive` crate for
-/// the attributes it reads.
+/// the attributes it reads (serde's `rename`, `rename_all`, `alias`, `default`, `skip`,
+/// `deny_unknown_fields`, and `with_serde`).
+///
+/// ```
+/// use scope_stack::serde::DeserializeIn;
+/// use scope_stack::{slot_root, LinearAllocator};
+///
+/// #[derive(DeserializeIn)]
+/// #[serde(rename_all = "camelCase")]
+/// struct Level<'s> {
+///     level_name: &'s str,
+///     spawns: &'s [[f32; 2]],
+///     #[serde(default)]
+///     music: Option<&'s str>,
+/// }
+/// slot_root!(struct LevelRoot => Level);
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 20)?;
+/// memory.scope("game", |game| {
+///     let levels = game.new_slots("levels", 2, 64 << 10);
+///     let file = r#"{"levelName": "forest", "spawns": [[1, 2], [3, 4]]}"#;
+///     let mut de = serde_json::Deserializer::from_str(file);
+///     let forest = levels.load_from::<LevelRoot, _>("forest", &mut de).unwrap();
+///     forest.with(|l| assert_eq!((l.level_name, l.spawns.len(), l.music), ("forest", 2, None)));
+/// });
+/// # Ok::<(), scope_stack::AllocError>(())
+/// ```
+///
+/// A loaded level's references stay inside `with`:
+///
+/// ```compile_fail
+/// use scope_stack::serde::DeserializeIn;
+/// use scope_stack::{slot_root, LinearAllocator};
+/// #[derive(DeserializeIn)]
+/// struct Level<'s> { name: &'s str }
+/// slot_root!(struct LevelRoot => Level);
+/// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+/// memory.scope("game", |game| {
+///     let levels = game.new_slots("levels", 1, 4096);
+///     let mut de = serde_json::Deserializer::from_str(r#"{"name": "forest"}"#);
+///     let forest = levels.load_from::<LevelRoot, _>("forest", &mut de).unwrap();
+///     let mut name = "";
+///     forest.with(|l| name = l.name); // error: the name would outlive the slot
+///     drop(forest);
+///     println!("{name}");
+/// });
+/// ```
 #[cfg(feature = "derive")]
 #[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use scope_stack_derive::DeserializeIn;
