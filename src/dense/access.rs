@@ -1,5 +1,6 @@
-//! Reading a dense pool: look-ups by handle, counts, and the iterators' entry points
-//! (`iter`, `iter_mut`, `values`, `values_mut`, `handles`).
+//! Reading a dense pool: look-ups by handle, counts, the iterators' entry points
+//! (`iter`, `iter_mut`, `values`, `values_mut`, `handles`) and the slice views
+//! (`as_slice`, `as_mut_slice`).
 //!
 //! This module owns read access. Invariant: `&self` methods hand out only `&T`, `&mut
 //! self` ones `&mut T`, so the borrow checker keeps readers and writers apart; a stale
@@ -226,6 +227,64 @@ impl<'s, T> DensePool<'s, T> {
         ValuesMut {
             values: self.live_values_mut().iter_mut(),
         }
+    }
+
+    /// The live objects as one slice, in the order of [`iter`](Self::iter): exactly
+    /// [`len`](Self::len) objects side by side, with no gaps, what
+    /// [`values`](Self::values) walks. Split it however a job system likes
+    /// (`chunks`, `split_at`, rayon's `par_chunks`).
+    ///
+    /// Position `k` holds the object whose handle is the `k`-th of
+    /// [`handles`](Self::handles). Positions are not stable: a removal moves the last
+    /// object into the removed one's place (see the [module docs](crate::dense)), so
+    /// keep handles, not positions, across `&mut` calls.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_dense_pool::<u32>(8);
+    ///     let hs: Vec<_> = (1..=4).map(|i| pool.insert(i).unwrap()).collect();
+    ///     pool.remove(hs[0]);
+    ///     assert_eq!(pool.as_slice(), &[4, 2, 3]); // 4 took 1's place
+    ///     let (front, back) = pool.as_slice().split_at(1);
+    ///     assert_eq!((front.len(), back.len()), (1, 2));
+    ///     // Position `k` is the object of the `k`-th handle.
+    ///     let third = pool.handles().nth(2).unwrap();
+    ///     assert_eq!(pool[third], pool.as_slice()[2]);
+    /// });
+    /// ```
+    #[inline]
+    pub fn as_slice(&self) -> &[T] {
+        self.live_values()
+    }
+
+    /// The live objects as one mutable slice, in the order of [`iter`](Self::iter): what
+    /// [`values_mut`](Self::values_mut) walks, as a slice to split among threads
+    /// (`chunks_mut`, `split_at_mut`, rayon's `par_chunks_mut`). Objects can be changed in
+    /// place, or swapped within the slice (each handle then names whatever object is in
+    /// its slot's position, so swapping changes which handle finds which object; the
+    /// pool's bookkeeping stays sound, since it never reads the objects).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(4096).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let pool = level.new_dense_pool::<u32>(8);
+    ///     let a = pool.insert(1).unwrap();
+    ///     let b = pool.insert(2).unwrap();
+    ///     let pos = pool.as_mut_slice();
+    ///     std::thread::scope(|s| {
+    ///         let (left, right) = pos.split_at_mut(1);
+    ///         s.spawn(|| left.iter_mut().for_each(|p| *p *= 10));
+    ///         s.spawn(|| right.iter_mut().for_each(|p| *p *= 100));
+    ///     });
+    ///     assert_eq!((pool[a], pool[b]), (10, 200));
+    /// });
+    /// ```
+    #[inline]
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        self.live_values_mut()
     }
 
     /// The handles of the live objects, in the order of [`iter`](Self::iter).

@@ -224,6 +224,8 @@ pub(crate) mod carve;
 mod entry;
 mod handle;
 mod iter;
+#[cfg(feature = "rayon")]
+mod par;
 mod roster;
 
 pub use handle::DenseHandle;

@@ -329,6 +329,8 @@ mod exclusive;
 mod free_list;
 mod handle;
 mod iter;
+#[cfg(feature = "rayon")]
+mod par;
 mod report;
 mod slots;
 #[cfg(feature = "std")]
@@ -690,7 +692,7 @@ impl<'s, T> Pool<'s, T> {
     /// updated by the insert and the free on the line they already write, without an
     /// atomic read-modify-write for a thread that calls the shard home alone (see the
     /// `free_list` module's notes in the source). 32 shards (a pool of 4,096 slots or
-    /// more, by default) take about 150 instructions (`benches/examples/pool_len.rs`).
+    /// more, by default) take about 190 instructions (`benches/examples/pool_len.rs`).
     ///
     /// ```
     /// # use scope_stack::LinearAllocator;
