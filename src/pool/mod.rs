@@ -99,6 +99,14 @@
 //! `&self` (on a [`Pool`], while other threads insert and erase: objects pooled
 //! meanwhile may or may not be seen); the mutable forms take `&mut self`.
 //!
+//! With the `rayon` feature, both kinds also have the four walks split among rayon's
+//! jobs, `par_iter`, `par_iter_mut`, `par_values` and `par_values_mut`, which visit the
+//! same objects with the same borrows (a [`Pool`] splits its slot range, in no
+//! particular order; a [`DensePool`](crate::DensePool) splits its packed slice, indexed
+//! and in roster order). A dense pool's live objects are also one slice,
+//! [`as_slice`](crate::DensePool::as_slice) and
+//! [`as_mut_slice`](crate::DensePool::as_mut_slice), for any other way of splitting them.
+//!
 //! ```
 //! # use scope_stack::LinearAllocator;
 //! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
@@ -303,14 +311,18 @@
 //!   interleaved array), so the free-list code stands alone in `free_list.rs`.
 //! - The slot index is 24 bits (at most 2^24 slots), so a [`Handle`] has room for an
 //!   8-byte pool tag and still fits in 8 bytes.
-//! - There is no shared live counter (the model keeps one). Counting would add two
-//!   atomic read-modify-writes to every insert/erase pair, on a cache line that all
-//!   threads share; without it a pair costs two compare-exchanges on the home shard's
-//!   head and nothing else shared. [`len`](Pool::len) instead counts occupied slots,
-//!   and [`high_water_len`](Pool::high_water_len) finds the end of the used prefix of
-//!   each shard with a binary search: each shard hands out its never-used slots in
-//!   order, by a count, and its lists only ever hold its own slots that were used
-//!   before, so the slots it ever handed out are a prefix of its range. Beyond the
+//! - There is no shared live counter (the model keeps one). Counting there would add
+//!   two atomic read-modify-writes to every insert/erase pair, on a cache line that all
+//!   threads share. Instead each shard's local line keeps counts of slots handed out
+//!   and given back, written by the insert and the free on the home shard's line,
+//!   which they already write: a thread that holds its dense index alone (the usual
+//!   case while threads are fewer than shards) counts with a plain load and store, any
+//!   other thread with a read-modify-write on its home's line. [`len`](Pool::len)
+//!   adds them up, one line per shard: exact when nothing runs meanwhile, a snapshot
+//!   otherwise. [`high_water_len`](Pool::high_water_len) adds up each shard's count of
+//!   never-used slots handed out: each shard hands them out in order, by that count,
+//!   and its lists only ever hold its own slots that were used before, so the slots it
+//!   ever handed out are a prefix of its range. Beyond the
 //!   first 32 of its home, an insert never takes a never-used slot while a freed one
 //!   waits anywhere (its home shard's lists or another shard's), so the slots ever used
 //!   stay close to the most objects ever live; and since the lists hold no never-used
