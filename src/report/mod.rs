@@ -10,6 +10,7 @@
 
 mod concurrent;
 mod gather;
+mod handle;
 use gather::pool_rows;
 mod layout;
 mod map;
@@ -32,6 +33,7 @@ use alloc::string::String;
 
 use concurrent::{concurrent_of, concurrent_report};
 pub use concurrent::{ChunkReport, ConcurrentReport};
+pub use handle::MapHandle;
 #[doc(hidden)]
 pub use layout::{SvgLabel, SvgLayout};
 pub use map::MemoryMap;
@@ -79,6 +81,7 @@ impl LinearAllocator {
                 end.saturating_sub(start),
                 pools,
                 slots,
+                true,
             ));
         });
         scopes.reverse();
@@ -120,11 +123,12 @@ pub(crate) fn scope_row(
     inclusive: usize,
     pools: Vec<PoolReport>,
     slots: Vec<SlotsReport>,
+    read_chain: bool,
 ) -> ScopeReport {
     let start = info.start - block_start;
     let mut finalizer_offsets = Vec::new();
     let concurrent = concurrent_of(info).map(|c| concurrent_report(c, block_start));
-    if concurrent.is_none() {
+    if concurrent.is_none() && read_chain {
         info.chain
             .for_each_record(|addr| finalizer_offsets.push(addr - block_start));
         finalizer_offsets.reverse();
@@ -196,6 +200,7 @@ impl Inner {
                 top - i.start,
                 pools,
                 slots,
+                true,
             ));
             upper = i.start;
             // SAFETY: the parents of a live scope are live (see `crate::scope::info`).
