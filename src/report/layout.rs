@@ -352,9 +352,13 @@ impl MemoryMap {
                     if s.finalizers == 1 { "" } else { "s" }
                 );
             }
-            if let Some(c) = &s.concurrent {
+            if let Some(c) = s
+                .concurrent
+                .as_ref()
+                .filter(|c| !(s.own_bytes == c.claimed_bytes && s.budget == Some(c.region_bytes)))
+            {
                 // What the text's region line says: what its threads claimed (chunks
-                // and direct claims), of the region.
+                // and direct claims), of the region (unless the label has said it).
                 let _ = write!(
                     text,
                     ", {} of {} claimed",
