@@ -3,7 +3,10 @@
 //!
 //! Invariant: while a [`Recording`] lives, every event whose pool or plot name starts
 //! with its prefix (or whose message contains it) is appended, in the order the
-//! recorder's lock was taken; at most one recording runs at a time.
+//! recorder's lock was taken; at most one recording runs at a time. The recording also
+//! says whether a profiler is connected (it stands in for the Tracy client's watcher):
+//! connected from [`Recording::start`], or from [`Recording::connect`] after
+//! [`Recording::start_disconnected`]; disconnected once it ends.
 use std::string::{String, ToString};
 use std::sync::{Mutex, MutexGuard};
 use std::vec::Vec;
@@ -48,9 +51,19 @@ pub(crate) struct Recording {
 }
 
 impl Recording {
-    /// Starts recording events whose names start with `prefix`.
+    /// Starts recording events whose names start with `prefix`, with a profiler
+    /// connected.
     pub(crate) fn start(prefix: &str) -> Recording {
+        let rec = Recording::start_disconnected(prefix);
+        rec.connect();
+        rec
+    }
+
+    /// Starts recording events whose names start with `prefix`, with no profiler
+    /// connected yet.
+    pub(crate) fn start_disconnected(prefix: &str) -> Recording {
         let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        super::set_connected(false);
         *STATE.lock().unwrap_or_else(|e| e.into_inner()) = Some(State {
             prefix: prefix.to_string(),
             events: Vec::new(),
@@ -58,8 +71,19 @@ impl Recording {
         Recording { _one: one }
     }
 
+    /// A profiler connects (a new connection).
+    pub(crate) fn connect(&self) {
+        super::set_connected(true);
+    }
+
+    /// The profiler goes away.
+    pub(crate) fn disconnect(&self) {
+        super::set_connected(false);
+    }
+
     /// Stops and returns what was recorded.
     pub(crate) fn finish(self) -> Vec<Recorded> {
+        super::set_connected(false);
         STATE
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -71,6 +95,7 @@ impl Recording {
 
 impl Drop for Recording {
     fn drop(&mut self) {
+        super::set_connected(false);
         STATE.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 }

@@ -183,14 +183,13 @@ fn a_concurrent_scope_shows_every_workers_allocations_in_its_pool() {
         .iter()
         .filter(|e| matches!(e, Discard { .. }))
         .collect();
+    // The parent showed no allocation, so it gets no discard (Tracy's server mis-times
+    // what follows a discard of a pool it has not seen).
     assert_eq!(
         discards,
-        [
-            &Discard {
-                pool: "tc_frame/jobs"
-            },
-            &Discard { pool: "tc_frame" }
-        ]
+        [&Discard {
+            pool: "tc_frame/jobs"
+        }]
     );
 }
 
