@@ -43,6 +43,7 @@ pub(crate) use event::{Event, Plot};
 pub(crate) use names::Name;
 
 /// How often the watcher asks the Tracy client whether a profiler is connected.
+#[cfg_attr(test, allow(dead_code))]
 pub(crate) const POLL_MS: u64 = 10;
 
 /// The profiler connection now: 0 while none is, else its number.

@@ -143,7 +143,10 @@ static TABLE: Mutex<Option<Table>> = Mutex::new(None);
 /// (interior NULs, which would cut a name short in Tracy, shown as `?`).
 fn make(text: &str, connection: usize) -> &'static Name {
     const SUFFIXES: [&str; 4] = ["", " used", " high-water", " len"];
-    let clean: String = text.chars().map(|c| if c == '\0' { '?' } else { c }).collect();
+    let clean: String = text
+        .chars()
+        .map(|c| if c == '\0' { '?' } else { c })
+        .collect();
     let mut all = String::with_capacity(5 * clean.len() + 32);
     all.push_str(&clean);
     for suffix in SUFFIXES {
@@ -242,9 +245,7 @@ pub(crate) fn acquire(text: &str, connection: usize) -> Option<&'static Name> {
         full_told: false,
     });
     let found = match variant_of(table, text, connection) {
-        Found::Absent if table.names < NAME_LIMIT => {
-            Found::Name(first_of(table, text, connection))
-        }
+        Found::Absent if table.names < NAME_LIMIT => Found::Name(first_of(table, text, connection)),
         Found::Absent => {
             let mut base = Text::new();
             base_name(text, &mut base);
@@ -281,6 +282,22 @@ pub(crate) fn release(name: &'static Name) {
 #[cfg(test)]
 pub(crate) fn reset() {
     *TABLE.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+/// How many names the table holds whose text starts with `prefix` (for tests).
+#[cfg(test)]
+pub(crate) fn count_with_prefix(prefix: &str) -> usize {
+    TABLE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .map_or(0, |t| {
+            t.by_text
+                .values()
+                .flatten()
+                .filter(|n| n.text().starts_with(prefix))
+                .count()
+        })
 }
 
 /// How many names the table holds (for tests).
@@ -325,6 +342,8 @@ mod tests {
 
     #[test]
     fn a_live_name_is_never_handed_out_twice() {
+        // One at a time with the tests that fill the table.
+        let _one = crate::profiler::record::Recording::start_disconnected("names_test");
         let a = acquire("names_test/frame", 1).unwrap();
         let b = acquire("names_test/frame", 1).unwrap();
         assert_eq!(a.text(), "names_test/frame");
@@ -332,7 +351,10 @@ mod tests {
         release(a);
         let c = acquire("names_test/frame", 2).unwrap();
         assert!(core::ptr::eq(a, c), "the released name is reused");
-        assert!(c.is_current(2) && !c.is_current(1), "for the new connection");
+        assert!(
+            c.is_current(2) && !c.is_current(1),
+            "for the new connection"
+        );
         assert_eq!(c.used_c().to_str().unwrap(), "names_test/frame used");
         assert_eq!(c.pool_c().to_str().unwrap(), "names_test/frame");
         assert_eq!(c.len_c().to_str().unwrap(), "names_test/frame len");
@@ -346,6 +368,7 @@ mod tests {
 
     #[test]
     fn long_names_are_cut_at_a_character_boundary() {
+        let _one = crate::profiler::record::Recording::start_disconnected("names_test");
         let long = "é".repeat(150);
         let mut text = Text::new();
         core::fmt::Write::write_str(&mut text, &long).unwrap();
@@ -357,6 +380,7 @@ mod tests {
 
     #[test]
     fn interior_nuls_are_shown_as_question_marks() {
+        let _one = crate::profiler::record::Recording::start_disconnected("names_test");
         let n = acquire("names_test/a\0b", 1).unwrap();
         assert_eq!(n.pool_c().to_str().unwrap(), "names_test/a?b");
         release(n);

@@ -35,6 +35,8 @@ pub(crate) enum Recorded {
     Message {
         text: String,
     },
+    /// A profiler connected ([`Recording::connect`]): what follows is a new capture.
+    Connected,
 }
 
 struct State {
@@ -55,7 +57,7 @@ impl Recording {
     /// connected.
     pub(crate) fn start(prefix: &str) -> Recording {
         let rec = Recording::start_disconnected(prefix);
-        rec.connect();
+        super::set_connected(true);
         rec
     }
 
@@ -71,8 +73,11 @@ impl Recording {
         Recording { _one: one }
     }
 
-    /// A profiler connects (a new connection).
+    /// A profiler connects (a new connection), marked in the recording.
     pub(crate) fn connect(&self) {
+        if let Some(state) = STATE.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            state.events.push(Recorded::Connected);
+        }
         super::set_connected(true);
     }
 
@@ -133,7 +138,7 @@ pub(super) fn push(event: Event<'_>) {
             pool
         }
         Recorded::Plot { name, .. } => name,
-        Recorded::Message { .. } => "",
+        Recorded::Message { .. } | Recorded::Connected => "",
     };
     if name.is_empty() || name.starts_with(state.prefix.as_str()) {
         state.events.push(recorded);
