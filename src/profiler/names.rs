@@ -156,7 +156,7 @@ fn make(text: &str, connection: usize) -> &'static Name {
     }
     let all: &'static str = Box::leak(all.into_boxed_str());
     let (text, mut rest) = all.split_at(clean.len());
-    let mut c = [c"".as_ref(); 4];
+    let mut c: [&CStr; 4] = [c""; 4];
     for slot in &mut c {
         let end = rest.find('\0').map_or(rest.len(), |i| i + 1);
         *slot = CStr::from_bytes_with_nul(&rest.as_bytes()[..end]).unwrap_or_default();

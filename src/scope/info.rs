@@ -240,6 +240,7 @@ impl ScopeInfo {
     /// the slot's record): as [`ScopeInfo::new`], but (with `tracy`) it shows in the
     /// slot's profiler pool instead of a pool of its own, so the slot's name is not
     /// repeated (`levels/canyon/Pool<Enemy>`, not `levels/canyon/canyon/Pool<Enemy>`).
+    #[cfg(feature = "tracy")]
     #[inline]
     pub(crate) fn new_in_slot(
         name: &str,
@@ -255,7 +256,6 @@ impl ScopeInfo {
             extras: core::sync::atomic::AtomicPtr::new(
                 extras.map_or(core::ptr::null_mut(), NonNull::as_ptr),
             ),
-            #[cfg(feature = "tracy")]
             profiler: ProfilerNames::within(parent),
         }
     }
