@@ -24,7 +24,8 @@
 //! - Each pool named is ended exactly once ([`discard`]), which releases its name.
 //!
 //! Who says a profiler is connected: outside this crate's unit tests, a thread started
-//! with the first block ([`watch`]) asks the Tracy client every [`POLL_MS`] ms and
+//! with the first block ([`watch`]) asks the Tracy client every
+//! [`POLL_MS`](connection::POLL_MS) ms and
 //! numbers each new connection; in unit tests, the recorder switches it.
 //!
 //! The lower layers call the small functions below under `#[cfg(feature = "tracy")]`, so
@@ -32,6 +33,7 @@
 
 use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
+mod connection;
 mod event;
 pub(crate) mod names;
 #[cfg(test)]
@@ -42,30 +44,7 @@ mod tracy_client_backend;
 pub(crate) use event::{Event, Plot};
 pub(crate) use names::Name;
 
-/// How often the watcher asks the Tracy client whether a profiler is connected.
-#[cfg_attr(test, allow(dead_code))]
-pub(crate) const POLL_MS: u64 = 10;
-
-/// The profiler connection now: 0 while none is, else its number.
-static CONNECTION: AtomicUsize = AtomicUsize::new(0);
-/// Connections so far (the number of the latest).
-static CONNECTIONS: AtomicUsize = AtomicUsize::new(0);
-
-/// The profiler connection now: 0 while none is, else its number (one relaxed load).
-#[inline(always)]
-pub(crate) fn connection() -> usize {
-    CONNECTION.load(Relaxed)
-}
-
-/// Records that a profiler connected (a new number) or went away.
-pub(crate) fn set_connected(connected: bool) {
-    let now = if connected {
-        CONNECTIONS.fetch_add(1, Relaxed) + 1
-    } else {
-        0
-    };
-    CONNECTION.store(now, Relaxed);
-}
+pub(crate) use connection::connection;
 
 /// Starts watching for a profiler (once per program; a no-op in unit tests, where the
 /// recorder says what is connected).
@@ -100,7 +79,15 @@ pub(crate) fn name_for(text: impl FnOnce(&mut names::Text)) -> Option<&'static N
 fn name_now(text: impl FnOnce(&mut names::Text), now: usize) -> Option<&'static Name> {
     let mut t = names::Text::new();
     text(&mut t);
-    names::acquire(t.as_str(), now)
+    match names::acquire(t.as_str(), now) {
+        Ok(name) => Some(name),
+        Err(full) => {
+            if full.first {
+                table_full(names::HARD_LIMIT);
+            }
+            None
+        }
+    }
 }
 
 /// Hands `event` to the profiler (or, in unit tests, to the recorder).

@@ -236,8 +236,8 @@ fn first_of(table: &mut Table, text: &str, connection: usize) -> &'static Name {
 /// A live pool name for `text` (at most [`MAX_NAME`] bytes), for a pool opened during
 /// profiler connection `connection` (not 0): the first variant of that text no live
 /// pool holds, made on first use; past [`NAME_LIMIT`] a new text's base name; past
-/// [`HARD_LIMIT`] `None`, and the profiler is told once.
-pub(crate) fn acquire(text: &str, connection: usize) -> Option<&'static Name> {
+/// [`HARD_LIMIT`] none ([`Full`]).
+pub(crate) fn acquire(text: &str, connection: usize) -> Result<&'static Name, Full> {
     let mut guard = TABLE.lock().unwrap_or_else(|e| e.into_inner());
     let table = guard.get_or_insert_with(|| Table {
         by_text: HashMap::new(),
@@ -260,21 +260,30 @@ pub(crate) fn acquire(text: &str, connection: usize) -> Option<&'static Name> {
         found => found,
     };
     match found {
-        Found::Name(name) => Some(name),
-        _ => {
-            let tell = !core::mem::replace(&mut table.full_told, true);
-            drop(guard);
-            if tell {
-                super::table_full(HARD_LIMIT);
-            }
-            None
-        }
+        Found::Name(name) => Ok(name),
+        _ => Err(Full {
+            first: !core::mem::replace(&mut table.full_told, true),
+        }),
     }
+}
+
+/// No name: the table is full.
+#[derive(Debug)]
+pub(crate) struct Full {
+    /// Whether this is the first time (the profiler is told once).
+    pub(crate) first: bool,
 }
 
 /// Frees `name` for the next pool of its text.
 pub(crate) fn release(name: &'static Name) {
     name.live.store(false, Ordering::Release);
+}
+
+/// Keeps tests that fill the table (and reset it) apart from tests that read names.
+#[cfg(test)]
+pub(crate) fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: Mutex<()> = Mutex::new(());
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Empties the table (for tests that count names; names already handed out stay
@@ -342,8 +351,7 @@ mod tests {
 
     #[test]
     fn a_live_name_is_never_handed_out_twice() {
-        // One at a time with the tests that fill the table.
-        let _one = crate::profiler::record::Recording::start_disconnected("names_test");
+        let _one = exclusive();
         let a = acquire("names_test/frame", 1).unwrap();
         let b = acquire("names_test/frame", 1).unwrap();
         assert_eq!(a.text(), "names_test/frame");
@@ -368,7 +376,7 @@ mod tests {
 
     #[test]
     fn long_names_are_cut_at_a_character_boundary() {
-        let _one = crate::profiler::record::Recording::start_disconnected("names_test");
+        let _one = exclusive();
         let long = "é".repeat(150);
         let mut text = Text::new();
         core::fmt::Write::write_str(&mut text, &long).unwrap();
@@ -380,7 +388,7 @@ mod tests {
 
     #[test]
     fn interior_nuls_are_shown_as_question_marks() {
-        let _one = crate::profiler::record::Recording::start_disconnected("names_test");
+        let _one = exclusive();
         let n = acquire("names_test/a\0b", 1).unwrap();
         assert_eq!(n.pool_c().to_str().unwrap(), "names_test/a?b");
         release(n);

@@ -57,7 +57,7 @@ impl Recording {
     /// connected.
     pub(crate) fn start(prefix: &str) -> Recording {
         let rec = Recording::start_disconnected(prefix);
-        super::set_connected(true);
+        super::connection::set_connected(true);
         rec
     }
 
@@ -65,7 +65,7 @@ impl Recording {
     /// connected yet.
     pub(crate) fn start_disconnected(prefix: &str) -> Recording {
         let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-        super::set_connected(false);
+        super::connection::set_connected(false);
         *STATE.lock().unwrap_or_else(|e| e.into_inner()) = Some(State {
             prefix: prefix.to_string(),
             events: Vec::new(),
@@ -78,17 +78,17 @@ impl Recording {
         if let Some(state) = STATE.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
             state.events.push(Recorded::Connected);
         }
-        super::set_connected(true);
+        super::connection::set_connected(true);
     }
 
     /// The profiler goes away.
     pub(crate) fn disconnect(&self) {
-        super::set_connected(false);
+        super::connection::set_connected(false);
     }
 
     /// Stops and returns what was recorded.
     pub(crate) fn finish(self) -> Vec<Recorded> {
-        super::set_connected(false);
+        super::connection::set_connected(false);
         STATE
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -100,7 +100,7 @@ impl Recording {
 
 impl Drop for Recording {
     fn drop(&mut self) {
-        super::set_connected(false);
+        super::connection::set_connected(false);
         STATE.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 }

@@ -9,7 +9,7 @@ use super::event::Event;
 use tracy_client::sys;
 
 /// Starts, once per program, the thread that asks the Tracy client every
-/// [`POLL_MS`](super::POLL_MS) ms whether a profiler is connected and tells the seam
+/// [`POLL_MS`](super::connection::POLL_MS) ms whether a profiler is connected and tells the seam
 /// when that changes. (Asking on each event would be a call into the C++ client per
 /// event; the watcher makes it one relaxed load. A profiler that disconnects and
 /// connects again within one poll is taken for the same connection.)
@@ -24,9 +24,11 @@ pub(super) fn watch() {
                     let now = tracy_client::Client::is_connected();
                     if now != connected {
                         connected = now;
-                        super::set_connected(now);
+                        super::connection::set_connected(now);
                     }
-                    std::thread::sleep(std::time::Duration::from_millis(super::POLL_MS));
+                    std::thread::sleep(std::time::Duration::from_millis(
+                        super::connection::POLL_MS,
+                    ));
                 }
             });
         // Without the thread nothing is ever shown; the program runs on.

@@ -558,6 +558,7 @@ fn a_profiler_connecting_mid_run_is_shown_only_pools_that_open_after() {
 fn twenty_thousand_frame_names_keep_the_name_table_bounded() {
     use crate::profiler::names;
     let rec = Recording::start("tq_");
+    let _table = names::exclusive();
     names::reset();
     let mut memory = LinearAllocator::with_capacity(1 << 18).unwrap();
     memory.scope("tq_game", |game| {
@@ -607,6 +608,7 @@ fn twenty_thousand_frame_names_keep_the_name_table_bounded() {
 fn past_the_hard_limit_new_pools_are_not_shown() {
     use crate::profiler::names;
     let rec = Recording::start("th_");
+    let _table = names::exclusive();
     names::reset();
     let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
     // Names without digits have themselves as base names.
