@@ -124,8 +124,9 @@ impl core::fmt::Write for Text {
 /// name (see the module docs).
 pub(crate) const NAME_LIMIT: usize = 1024;
 /// How many names the table makes at most: room past [`NAME_LIMIT`] for base names
-/// and for variants of names already made. Each costs about 100 bytes plus four
-/// copies of its text, so the table stays under about 1 MiB.
+/// and for variants of names already made. Each costs about 150 bytes plus five
+/// copies of its text (at most [`MAX_NAME`] bytes), so the table stays under about
+/// 1.5 MiB.
 pub(crate) const HARD_LIMIT: usize = NAME_LIMIT + 256;
 
 /// The table: every name made so far, by the text it was asked for, with its

@@ -44,8 +44,8 @@
 //! is shown under its base name, each run of digits written `*`: scopes or slots named
 //! `frame 1234` share `.../frame *`. At 1,280 names (base names and `#2` variants
 //! included) the table is full: a pool whose name has no free entry is not shown, and
-//! the profiler gets one message saying so. Each name costs about 100 bytes and four
-//! copies of its text.
+//! the profiler gets one message saying so. Each name costs about 150 bytes and five
+//! copies of its text (cut at 200 bytes): at most about 1.5 MiB in all.
 //!
 //! Plots change when their figure can have changed at a scope boundary, not per
 //! allocation, so a frame that opens a `"frame"` scope under `"level"` plots the level's
