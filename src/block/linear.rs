@@ -135,6 +135,10 @@ impl LinearAllocator {
                 0,
             ));
         };
+        // With `tracy`, the first block starts the thread that watches for a profiler
+        // (heap used here, at construction, never later).
+        #[cfg(feature = "tracy")]
+        crate::profiler::watch();
         let mut block = LinearAllocator::from_raw(base, bytes);
         block.heap = Some(layout);
         Ok(block)
@@ -162,6 +166,8 @@ impl LinearAllocator {
     pub fn from_static(buffer: &'static mut [MaybeUninit<u8>]) -> LinearAllocator {
         let len = buffer.len();
         let base = NonNull::from(buffer).cast::<u8>();
+        #[cfg(feature = "tracy")]
+        crate::profiler::watch();
         LinearAllocator::from_raw(base, len)
     }
 

@@ -270,7 +270,7 @@ pub(crate) unsafe fn try_new_pool_in<'s, C: Surface<'s>, T>(
             _owns: PhantomData,
             #[cfg(feature = "tracy")]
             profiler: crate::profiler::Counted::new(
-                c.profiler_pool(),
+                |text| c.profiler_path(text),
                 "Pool",
                 core::any::type_name::<T>(),
                 size_of::<T>(),
