@@ -48,7 +48,7 @@ def layer_of(path):
         "block": 1,
         "scope": 2,
         "pool": 3, "dense": 3, "store": 3, "concurrent": 3, "slots": 3,
-        "report": 4, "scratch": 4, "carve": 4, "tracy": 4,
+        "report": 4, "scratch": 4, "carve": 4, "tracy": 4, "serde": 4,
     }
     return table.get(top, "unknown")
 

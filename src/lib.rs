@@ -214,6 +214,9 @@ mod scope;
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub mod scratch;
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+pub mod serde;
 pub mod slots;
 pub mod store;
 mod sync;
@@ -222,6 +225,9 @@ mod thread_index;
 #[cfg_attr(docsrs, doc(cfg(feature = "tracy")))]
 pub mod tracy;
 
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+pub use crate::serde::DeserializeIn;
 pub use block::debug_fill;
 pub use block::linear::LinearAllocator;
 pub use carve::Carve;

@@ -259,7 +259,6 @@ pub(crate) unsafe fn try_new_pool_in<'s, C: Surface<'s>, T>(
             stamps,
             capacity: cap,
             tag: id & 0xFF,
-            fresh_stamp: seed | FREE,
             free,
             transit: CachePadded::new(Transit::new()),
             quiet: CachePadded::new(Quiet {
@@ -284,17 +283,18 @@ pub(crate) unsafe fn try_new_pool_in<'s, C: Surface<'s>, T>(
     match unsafe { place::try_new_object_unchecked(c, pool) } {
         Ok(p) => {
             // Register with the scope for reports. The link copies what a report needs
-            // (the stamps array lives in scope memory, apart from the pool object), so a
-            // report never reads the pool object the caller holds `&mut` to.
+            // (the shards' heads, whose lines hold the counts, live in scope memory, apart
+            // from the pool object), so a report never reads the pool object the caller
+            // holds `&mut` to.
             let core = &p.core;
             let link = crate::scope::info::PoolLink {
-                ptr: core.stamps.cast(),
+                ptr: core.free.heads().cast(),
                 words: [
                     core.values.as_ptr().addr(),
                     capacity * (size_of::<Slot<T>>() + 2 * size_of::<AtomicU32>())
                         + HEADS_PER_SHARD * layout.shards as usize * size_of::<Head>(),
                     core.capacity as usize,
-                    core.fresh_stamp as usize,
+                    layout.shards as usize,
                     layout.len as usize,
                 ],
                 kind: "Pool",
@@ -302,8 +302,8 @@ pub(crate) unsafe fn try_new_pool_in<'s, C: Surface<'s>, T>(
                 snapshot: pool_snapshot,
                 next: None,
             };
-            // SAFETY: `pool_snapshot` reads only the stamps array, which stays valid
-            // until this scope ends.
+            // SAFETY: `pool_snapshot` reads only the heads, which stay valid until this
+            // scope ends.
             unsafe { c.register_pool(link) };
             Ok(p)
         }

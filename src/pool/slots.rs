@@ -15,7 +15,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::sync::{AtomicU32, Ordering, UnsafeCell};
 
-use super::free_list::{FreeLists, ShardLayout, Stock, Transit};
+use super::free_list::{FreeLists, Stock, Transit};
 use super::handle::Handle;
 
 // Stamp states (low two bits of a slot's stamp).
@@ -35,6 +35,16 @@ pub(super) type Slot<T> = UnsafeCell<MaybeUninit<T>>;
 /// Marks a type as invariant in `T`.
 pub(super) type Invariant<T> = fn(T) -> T;
 
+/// The calling thread's place in a pool: see [`Core::home`].
+#[derive(Clone, Copy)]
+pub(super) struct Home {
+    /// The home shard.
+    pub(super) shard: u32,
+    /// Whether the thread holds dense index `shard` alone (it counts on the shard's
+    /// `own` counter then, else on its `shared` one).
+    pub(super) alone: bool,
+}
+
 /// The pool's state, without the scope lifetime (which only [`Pool`] needs).
 pub(super) struct Core<T> {
     // Read-only after construction.
@@ -42,8 +52,6 @@ pub(super) struct Core<T> {
     pub(super) stamps: NonNull<AtomicU32>,
     pub(super) capacity: u32,
     pub(super) tag: u32,
-    /// The stamp every slot starts with; a slot still holding it was never used.
-    pub(super) fresh_stamp: u32,
     /// The shards' free lists. The fields are read-only; the heads they point to (the
     /// hot atomics, one cache line per shard) live in scope memory.
     pub(super) free: FreeLists,
@@ -83,60 +91,6 @@ unsafe impl<T: Send> Send for Core<T> {}
 // `T: Send + Sync`. All shared bookkeeping is atomic.
 unsafe impl<T: Send + Sync> Sync for Core<T> {}
 
-/// The stamp of slot `index` in a stamps array of at least `index + 1` elements.
-#[inline(always)]
-pub(super) fn stamp_at<'a>(stamps: NonNull<AtomicU32>, index: u32) -> &'a AtomicU32 {
-    // SAFETY: callers pass an index below the array's capacity; the array lives in scope
-    // memory for as long as the pool (and any report link to it) exists.
-    unsafe { stamps.add(index as usize).as_ref() }
-}
-
-/// What a report needs to read a pool's statistics from its stamps alone, without
-/// touching the pool object (which the user may hold `&mut` to).
-#[derive(Clone, Copy)]
-pub(super) struct StampView {
-    pub(super) stamps: NonNull<AtomicU32>,
-    pub(super) capacity: u32,
-    pub(super) fresh_stamp: u32,
-    pub(super) layout: ShardLayout,
-}
-
-impl StampView {
-    /// The end of the used prefix of shard `shard`'s range (see [`Core::view`]).
-    pub(super) fn used_end(self, shard: u32) -> (u32, u32) {
-        let (start, end) = self.layout.range(self.capacity, shard);
-        let (mut lo, mut hi) = (start, end);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            // Relaxed: a snapshot; nothing is read through it.
-            if stamp_at(self.stamps, mid).load(Ordering::Relaxed) == self.fresh_stamp {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
-        }
-        (start, lo)
-    }
-
-    /// The slots ever used, as one `start..end` range per shard.
-    pub(super) fn used_ranges(self) -> impl Iterator<Item = (u32, u32)> {
-        (0..self.layout.shards).map(move |shard| self.used_end(shard))
-    }
-
-    /// See [`Pool::high_water_len`].
-    pub(super) fn used_count(self) -> usize {
-        self.used_ranges().map(|(s, e)| (e - s) as usize).sum()
-    }
-
-    /// See [`Pool::len`].
-    pub(super) fn live_count(self) -> usize {
-        self.used_ranges()
-            .flat_map(|(s, e)| s..e)
-            .filter(|&i| stamp_at(self.stamps, i).load(Ordering::Relaxed) & STATE_MASK != FREE)
-            .count()
-    }
-}
-
 impl<T> Core<T> {
     #[inline(always)]
     pub(super) fn stamp(&self, index: u32) -> &AtomicU32 {
@@ -174,23 +128,49 @@ impl<T> Core<T> {
         (self.stamp(index).load(Ordering::Acquire) == handle.stamp()).then_some(index)
     }
 
-    /// The calling thread's home shard (see [`crate::thread_index`]).
+    /// The calling thread's home shard (see [`crate::thread_index`]), and whether the
+    /// thread holds that number as its dense index alone, so that it may count on the
+    /// shard's `own` live counter (see `free_list`, "Counting live objects").
+    ///
+    /// The home is the thread's index modulo the shard count, as ever: a thread that
+    /// holds its index alone has it in `current_exclusive_fast` too, and most programs
+    /// have fewer live threads than shards, so the usual path reads that one word and
+    /// compares it (no division). Every other thread (one whose index is not below the
+    /// shard count, or is shared, or not yet assigned) takes the plain index.
     #[inline(always)]
-    pub(super) fn home_shard(&self) -> u32 {
-        let thread = crate::thread_index::current();
+    pub(super) fn home(&self) -> Home {
         let shards = self.free.shards();
-        // Most programs have fewer live threads than shards: no division then.
-        if thread < shards {
-            thread
+        let alone = crate::thread_index::current_exclusive_fast();
+        if alone < shards {
+            Home {
+                shard: alone,
+                alone: true,
+            }
         } else {
-            thread % shards
+            let thread = crate::thread_index::current();
+            Home {
+                shard: if thread < shards {
+                    thread
+                } else {
+                    thread % shards
+                },
+                alone: false,
+            }
         }
     }
 
+    /// Counts one slot handed out (`delta` = `COUNT_OUT`) or given back (`COUNT_BACK`) by
+    /// the calling thread, whose home is `who`.
+    #[inline(always)]
+    fn count(&self, who: Home, delta: u32) {
+        self.free.count(who.shard, who.alone, delta);
+    }
+
     /// Takes a free slot, looking in shard `home` first and then in every other one.
+    /// `who` is the calling thread's [`home`](Self::home), for the live count.
     #[inline]
-    pub(super) fn insert(&self, home: u32, value: T) -> Result<u32, T> {
-        let Some((index, old)) = self.claim(home) else {
+    pub(super) fn insert(&self, home: u32, who: Home, value: T) -> Result<u32, T> {
+        let Some((index, old)) = self.claim(home, who) else {
             return Err(value);
         };
         #[cfg(feature = "tracy")]
@@ -211,7 +191,12 @@ impl<T> Core<T> {
     /// Like [`insert`](Self::insert), but takes the slot first and then builds the
     /// object in it from `f`. On a full pool, `f` comes back un-called.
     #[inline(always)]
-    pub(super) fn insert_with<F: FnOnce() -> T>(&self, home: u32, f: F) -> Result<u32, F> {
+    pub(super) fn insert_with<F: FnOnce() -> T>(
+        &self,
+        home: u32,
+        who: Home,
+        f: F,
+    ) -> Result<u32, F> {
         /// Frees the claimed slot if `f` panics (it holds no object then).
         struct Unclaim<'a, T>(&'a Core<T>, u32);
         impl<T> Drop for Unclaim<'_, T> {
@@ -222,7 +207,7 @@ impl<T> Core<T> {
             }
         }
 
-        let Some((index, old)) = self.claim(home) else {
+        let Some((index, old)) = self.claim(home, who) else {
             return Err(f);
         };
         #[cfg(feature = "tracy")]
@@ -243,28 +228,31 @@ impl<T> Core<T> {
 
     /// Takes a free slot for an insert: the slot and its stamp, which holds once we own
     /// the slot (only owners write stamps, so it stays as read until we write it).
+    /// Counts the slot out for the calling thread, whose home is `who`.
     ///
     /// The fast path is a pop of shard `home`'s local stack. Every slot on a stack was
     /// used before (the never-used slots are a count per shard, not stacked), so no
     /// freshness check is needed; `take_elsewhere` looks for a freed slot everywhere
     /// before it takes a never-used one.
     #[inline(always)]
-    fn claim(&self, home: u32) -> Option<(u32, u32)> {
+    fn claim(&self, home: u32, who: Home) -> Option<(u32, u32)> {
         // Relaxed: the slot's last owner stored its stamp before the push that the
         // pop acquires, and the stamp stays as read once the pop succeeds (see
         // `FreeLists::pop_local_read`).
-        match self
+        let claimed = match self
             .free
             .pop_local_read(home, |i| self.stamp(i).load(Ordering::Relaxed))
         {
-            Some(claimed) => Some(claimed),
+            Some(claimed) => claimed,
             None => self
                 .take_elsewhere(home)
                 // Relaxed: we own the slot; its last owner's stamp store happened
                 // before the push we acquired (or, for a never-used slot, the pool's
                 // construction happened before this thread could reach it).
-                .map(|index| (index, self.stamp(index).load(Ordering::Relaxed))),
-        }
+                .map(|index| (index, self.stamp(index).load(Ordering::Relaxed)))?,
+        };
+        self.count(who, super::free_list::COUNT_OUT);
+        Some(claimed)
     }
 
     /// The slow half of [`insert`](Self::insert): shard `home`'s local list was empty.
@@ -302,7 +290,7 @@ impl<T> Core<T> {
             // A live thread whose index is `shard` calls that shard home; this
             // thread's own home is not another thread's. (Threads past the shard count
             // share homes by `index % shards`; those are not looked for.)
-            let own = self.home_shard();
+            let own = self.home().shard;
             let live = |shard| shard != own && crate::thread_index::held(shard);
             // The shards whose stacks may hold a freed slot: none, in a pool that one
             // thread is filling, and then neither pass looks anywhere.
@@ -369,8 +357,12 @@ impl<T> Core<T> {
             stamp.load(Ordering::Relaxed) & !STATE_MASK,
             Ordering::Relaxed,
         );
+        // Counted back before the push: once the slot is on a stack another insert may
+        // count it out again, and a count read meanwhile should not hold it twice.
+        let who = self.home();
+        self.count(who, super::free_list::COUNT_BACK);
         // SAFETY: per the caller the slot was popped and is not on the list.
-        let had_waiters = unsafe { self.free.push(index, self.home_shard(), &self.quiet.stock) };
+        let had_waiters = unsafe { self.free.push(index, who.shard, &self.quiet.stock) };
         if had_waiters {
             self.wake_waiters();
         }
@@ -424,24 +416,6 @@ impl<T> Core<T> {
 }
 
 impl<T> Core<T> {
-    /// The pool's stamps with what it takes to read them.
-    ///
-    /// The slots ever used form a prefix of each shard's range: a shard hands out its
-    /// never-used slots in order, by a count that only grows (see `free_list`), and
-    /// every slot on its free lists was handed out before. A never-used slot still has
-    /// its first stamp, and a slot that was handed out has had it replaced, so a binary
-    /// search per shard finds the boundary. (A slot refilled exactly 2^30 times and free
-    /// at that moment looks fresh again; the count is then low. While threads insert, a
-    /// slot just handed out may not have its new stamp yet.)
-    pub(super) fn view(&self) -> StampView {
-        StampView {
-            stamps: self.stamps,
-            capacity: self.capacity,
-            fresh_stamp: self.fresh_stamp,
-            layout: self.free.layout(),
-        }
-    }
-
     /// Drops every object in slots `from..capacity`. If a destructor panics, the rest
     /// are still dropped while the panic unwinds (a second panic aborts, as anywhere).
     ///

@@ -35,7 +35,9 @@ fn with_sharded_pool(capacity: usize, shards: usize, f: impl FnOnce(&'static Poo
                 .map(|i| pool.insert(i as u32).unwrap())
                 .collect();
             assert!(pool.insert(99).is_err());
+            assert_eq!(pool.len(), capacity);
             drop(all);
+            assert!(pool.is_empty());
         },
     );
 }
@@ -434,7 +436,9 @@ fn with_pool_mut(capacity: usize, shards: usize, f: impl FnOnce(&mut Pool<'stati
             .map(|i| pool.insert(i as u32).unwrap())
             .collect();
         assert!(pool.insert(99).is_err());
+        assert_eq!(pool.len(), capacity);
         drop(all);
+        assert!(pool.is_empty());
     });
 }
 
@@ -563,6 +567,97 @@ fn an_exclusive_phase_finds_slots_a_remote_chain_left_anywhere() {
             for h in held.into_iter().chain(mine) {
                 assert!(pool.remove(h).is_some());
             }
+        });
+    });
+}
+
+// ----- the live count behind `len` -----
+//
+// Each shard's local line counts slots handed out and given back: on its `own` counter
+// (a load and a store) by the thread that holds the shard's number as its dense index
+// alone, on its `shared` counter (a read-modify-write) by every other thread. Under
+// loom every thread shares index 0 unless it says otherwise, so these models hand
+// threads their indices with `loom_hold_thread_index`; the main thread keeps sharing.
+
+/// Two threads that count alone (indices 0 and 1, two shards) and the main thread,
+/// which shares, insert and free at once; one box crosses threads and is freed on a
+/// thread that did not count it out. A `len` taken meanwhile counts at least the
+/// caller's own live box (every other slot here is counted back on the counter that
+/// counted it out, so no free can be seen without its insert) and at most the
+/// capacity; once the threads are joined it is exact, on every interleaving (a lost
+/// count, a plain store racing another writer, would show here).
+#[test]
+fn len_is_exact_once_threads_that_count_alone_and_shared_are_joined() {
+    model(|| {
+        with_sharded_pool(4, 2, |pool| {
+            let a = thread::spawn(move || {
+                scope_stack::loom_hold_thread_index(0);
+                pool.insert(1).unwrap()
+            });
+            let b = thread::spawn(move || {
+                scope_stack::loom_hold_thread_index(1);
+                let mine = pool.insert(3).unwrap();
+                assert!((1..=3).contains(&pool.len()));
+                drop(mine);
+            });
+            let main = pool.insert(4).unwrap();
+            let seen = pool.len();
+            assert!((1..=3).contains(&seen), "len {seen} mid-run");
+            let kept = a.join().unwrap();
+            b.join().unwrap();
+            assert_eq!(pool.len(), 2);
+            // Freed on a thread that shares its index: counted back on `shared`.
+            drop(kept);
+            assert_eq!(pool.len(), 1);
+            drop(main);
+            assert_eq!(pool.len(), 0);
+            assert!(pool.is_empty());
+        });
+    });
+}
+
+/// Exclusive inserts count on `own` counters with plain stores, threads that hold those
+/// very indices then count on them too, and an exclusive phase removes again: each side
+/// sees the other's counts (the hand-over orders them), so `len` is exact in every
+/// phase.
+#[test]
+fn len_is_exact_across_exclusive_and_shared_phases() {
+    model(|| {
+        with_pool_mut(3, 2, |pool| {
+            let first = pool.insert_mut(1).unwrap();
+            let second = pool.insert_mut(2).unwrap();
+            assert_eq!(pool.len(), 2);
+            // SAFETY: both threads are joined and every box is dropped or turned into a
+            // handle inside.
+            let theirs: Vec<Handle<u32>> = unsafe {
+                share(pool, |shared| {
+                    let threads: Vec<_> = (0..2u32)
+                        .map(|t| {
+                            thread::spawn(move || {
+                                scope_stack::loom_hold_thread_index(t);
+                                let b = shared.insert(10 + t).ok()?;
+                                (t == 0).then(|| b.into_handle())
+                            })
+                        })
+                        .collect();
+                    let theirs: Vec<_> = threads
+                        .into_iter()
+                        .filter_map(|t| t.join().unwrap())
+                        .collect();
+                    assert_eq!(shared.len(), 2 + theirs.len());
+                    theirs
+                })
+            };
+            // Thread 0 may have found the one free slot taken by thread 1's box.
+            assert!(theirs.len() <= 1);
+            assert_eq!(pool.len(), 2 + theirs.len());
+            assert_eq!(pool.remove(first), Some(1));
+            assert_eq!(pool.remove(second), Some(2));
+            assert_eq!(pool.len(), theirs.len());
+            for h in theirs {
+                assert_eq!(pool.remove(h), Some(10));
+            }
+            assert!(pool.is_empty());
         });
     });
 }

@@ -55,12 +55,31 @@ impl FreeLists {
     /// Takes a free slot, or `None` when every slot is taken: **full means full**, since
     /// nothing else runs. Looks at the local stack of the shard where the last exclusive
     /// free or steal was first; see [`take_mut_slow`](Self::take_mut_slow) for the rest.
+    ///
+    /// Counts the slot out on that shard's `own` counter (see "Counting live objects" in
+    /// the parent module).
     #[inline(always)]
     pub(crate) fn take_mut(&mut self) -> Option<u32> {
-        match self.pop_mut(self.exclusive_shard, false) {
-            Some(index) => Some(index),
-            None => self.take_mut_slow(),
-        }
+        let index = match self.pop_mut(self.exclusive_shard, false) {
+            Some(index) => index,
+            None => self.take_mut_slow()?,
+        };
+        // The shard the slot came from: `take_mut_slow` moved `exclusive_shard` there.
+        self.count_mut(self.exclusive_shard, super::COUNT_OUT);
+        Some(index)
+    }
+
+    /// Adds `delta` to shard `shard`'s `own` live counter with a load and a store:
+    /// under `&mut self` no other thread writes it (see "Counting live objects" in the
+    /// parent module).
+    #[inline(always)]
+    fn count_mut(&mut self, shard: u32, delta: u32) {
+        let own = &self.line(shard).own;
+        // Relaxed: `&mut self` (module docs).
+        own.store(
+            own.load(Ordering::Relaxed).wrapping_add(delta),
+            Ordering::Relaxed,
+        );
     }
 
     /// The slow half of [`take_mut`](Self::take_mut): a slot that was used before, from
@@ -96,7 +115,8 @@ impl FreeLists {
     }
 
     /// Puts slot `index` back on the local stack of the shard that owns it, where the
-    /// next [`take_mut`](Self::take_mut) looks first. Wakes nobody (see the module docs).
+    /// next [`take_mut`](Self::take_mut) looks first, and counts it back on that shard's
+    /// `own` counter. Wakes nobody (see the module docs).
     ///
     /// # Safety
     /// `index` was handed out by these lists and has not been pushed since.
@@ -104,6 +124,7 @@ impl FreeLists {
     pub(crate) unsafe fn push_mut(&mut self, index: u32, stock: &Stock) {
         debug_assert!(index < self.capacity);
         let shard = self.shard_of(index);
+        self.count_mut(shard, super::COUNT_BACK);
         let head_word = self.head(shard);
         // Relaxed throughout: `&mut self` (module docs).
         let head = head_word.load(Ordering::Relaxed);

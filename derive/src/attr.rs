@@ -1,0 +1,221 @@
+//! The attributes `#[derive(DeserializeIn)]` reads, from `#[serde(...)]` (shared with
+//! serde's own derives) and `#[scope(...)]` (this crate's).
+//!
+//! Invariant: every attribute is either understood, known to serialization only
+//! (ignored, so one set of attributes serves `Serialize` too), or refused with a
+//! compile error at its own span.
+use syn::{Attribute, LitStr, Path};
+
+/// A case convention of `rename_all`.
+#[derive(Clone, Copy)]
+pub enum Case {
+    Lower,
+    Upper,
+    Pascal,
+    Camel,
+    Snake,
+    ScreamingSnake,
+    Kebab,
+    ScreamingKebab,
+}
+
+impl Case {
+    fn parse(s: &LitStr) -> syn::Result<Case> {
+        Ok(match s.value().as_str() {
+            "lowercase" => Case::Lower,
+            "UPPERCASE" => Case::Upper,
+            "PascalCase" => Case::Pascal,
+            "camelCase" => Case::Camel,
+            "snake_case" => Case::Snake,
+            "SCREAMING_SNAKE_CASE" => Case::ScreamingSnake,
+            "kebab-case" => Case::Kebab,
+            "SCREAMING-KEBAB-CASE" => Case::ScreamingKebab,
+            _ => return Err(syn::Error::new(s.span(), "unknown rename_all case")),
+        })
+    }
+
+    /// The name of a field (written in snake_case) or a variant (in PascalCase).
+    pub fn apply(self, name: &str, is_variant: bool) -> String {
+        // Split into lowercase words.
+        let mut words: Vec<String> = Vec::new();
+        if is_variant {
+            let mut cur = String::new();
+            for ch in name.chars() {
+                if ch.is_uppercase() && !cur.is_empty() {
+                    words.push(std::mem::take(&mut cur));
+                }
+                cur.extend(ch.to_lowercase());
+            }
+            if !cur.is_empty() {
+                words.push(cur);
+            }
+        } else {
+            words = name
+                .split('_')
+                .filter(|w| !w.is_empty())
+                .map(str::to_lowercase)
+                .collect();
+        }
+        let cap = |w: &String| {
+            let mut c = w.chars();
+            match c.next() {
+                Some(f) => f.to_uppercase().chain(c).collect::<String>(),
+                None => String::new(),
+            }
+        };
+        match self {
+            Case::Lower => words.concat(),
+            Case::Upper => words.concat().to_uppercase(),
+            Case::Pascal => words.iter().map(cap).collect(),
+            Case::Camel => words
+                .iter()
+                .enumerate()
+                .map(|(i, w)| if i == 0 { w.clone() } else { cap(w) })
+                .collect(),
+            Case::Snake => words.join("_"),
+            Case::ScreamingSnake => words.join("_").to_uppercase(),
+            Case::Kebab => words.join("-"),
+            Case::ScreamingKebab => words.join("-").to_uppercase(),
+        }
+    }
+}
+
+/// Where a missing field's value comes from.
+#[derive(Clone)]
+pub enum Default {
+    /// Nowhere: an error (or `None` for an `Option`).
+    None,
+    /// `Default::default()`.
+    Trait,
+    /// A function: `default = "path"`.
+    Path(Path),
+}
+
+/// Attributes of the struct or enum.
+#[derive(Default)]
+pub struct Container {
+    pub rename: Option<String>,
+    pub rename_all: Option<Case>,
+    pub default: bool,
+    pub deny_unknown_fields: bool,
+}
+
+/// Attributes of a field or a variant.
+pub struct Member {
+    pub rename: Option<String>,
+    pub aliases: Vec<String>,
+    pub rename_all: Option<Case>,
+    pub default: Default,
+    pub skip: bool,
+    pub with_serde: bool,
+}
+
+/// Attributes that only serialization reads: accepted and ignored.
+const SERIALIZE_ONLY: &[&str] = &[
+    "skip_serializing",
+    "skip_serializing_if",
+    "serialize_with",
+    "getter",
+    "into",
+];
+
+fn ours(attr: &Attribute) -> bool {
+    attr.path().is_ident("serde") || attr.path().is_ident("scope")
+}
+
+fn lit(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<LitStr> {
+    meta.value()?.parse::<LitStr>()
+}
+
+fn skip_value(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Result<()> {
+    if meta.input.peek(syn::Token![=]) {
+        let _: syn::Expr = meta.value()?.parse()?;
+    } else if meta.input.peek(syn::token::Paren) {
+        let content;
+        syn::parenthesized!(content in meta.input);
+        let _: proc_macro2::TokenStream = content.parse()?;
+    }
+    Ok(())
+}
+
+fn unsupported(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Error {
+    let name = meta
+        .path
+        .get_ident()
+        .map(|i| i.to_string())
+        .unwrap_or_default();
+    meta.error(format!(
+        "DeserializeIn does not support `{name}` here (supported: rename, rename_all, alias, \
+         default, skip, skip_deserializing, deny_unknown_fields, with_serde)"
+    ))
+}
+
+/// Reads the attributes of the type.
+pub fn container(attrs: &[Attribute]) -> syn::Result<Container> {
+    let mut c = Container::default();
+    for attr in attrs.iter().filter(|a| ours(a)) {
+        attr.parse_nested_meta(|meta| {
+            let p = &meta.path;
+            if p.is_ident("rename") {
+                c.rename = Some(lit(&meta)?.value());
+            } else if p.is_ident("rename_all") {
+                c.rename_all = Some(Case::parse(&lit(&meta)?)?);
+            } else if p.is_ident("default") {
+                if meta.input.peek(syn::Token![=]) {
+                    return Err(
+                        meta.error("DeserializeIn supports `default` without a path on the type")
+                    );
+                }
+                c.default = true;
+            } else if p.is_ident("deny_unknown_fields") {
+                c.deny_unknown_fields = true;
+            } else if SERIALIZE_ONLY.iter().any(|s| p.is_ident(s)) {
+                skip_value(&meta)?;
+            } else {
+                return Err(unsupported(&meta));
+            }
+            Ok(())
+        })?;
+    }
+    Ok(c)
+}
+
+/// Reads the attributes of a field or variant.
+pub fn member(attrs: &[Attribute]) -> syn::Result<Member> {
+    let mut m = Member {
+        rename: None,
+        aliases: Vec::new(),
+        rename_all: None,
+        default: Default::None,
+        skip: false,
+        with_serde: false,
+    };
+    for attr in attrs.iter().filter(|a| ours(a)) {
+        attr.parse_nested_meta(|meta| {
+            let p = &meta.path;
+            if p.is_ident("rename") {
+                m.rename = Some(lit(&meta)?.value());
+            } else if p.is_ident("alias") {
+                m.aliases.push(lit(&meta)?.value());
+            } else if p.is_ident("rename_all") {
+                m.rename_all = Some(Case::parse(&lit(&meta)?)?);
+            } else if p.is_ident("default") {
+                m.default = if meta.input.peek(syn::Token![=]) {
+                    Default::Path(lit(&meta)?.parse()?)
+                } else {
+                    Default::Trait
+                };
+            } else if p.is_ident("skip") || p.is_ident("skip_deserializing") {
+                m.skip = true;
+            } else if p.is_ident("with_serde") {
+                m.with_serde = true;
+            } else if SERIALIZE_ONLY.iter().any(|s| p.is_ident(s)) {
+                skip_value(&meta)?;
+            } else {
+                return Err(unsupported(&meta));
+            }
+            Ok(())
+        })?;
+    }
+    Ok(m)
+}

@@ -1,0 +1,641 @@
+//! The impl `#[derive(DeserializeIn)]` writes: a serde visitor per struct or variant
+//! body that reads each field with a `Seed` of the scope, and the impl of
+//! `DeserializeIn` that drives it (`deserialize_struct`, `deserialize_tuple_struct`,
+//! `deserialize_enum`, ...).
+//!
+//! Invariant: the generated code names only `::scope_stack::serde::__private` paths (no
+//! `serde` dependency is needed in the user's crate), and each helper item it declares
+//! lives inside the generated function, so two derives never clash.
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::{
+    parse_quote, Data, DeriveInput, Fields, GenericParam, Generics, Ident, Lifetime, Member, Type,
+};
+
+use crate::attr::{self, Case, Container};
+
+/// The generated code's way into the main crate.
+fn krate() -> TokenStream {
+    quote!(::scope_stack::serde::__private)
+}
+
+/// One field as the generated code reads it.
+struct FieldSpec {
+    member: Member,
+    ty: Type,
+    /// Its name in the file (after `rename`/`rename_all`), plus aliases.
+    name: String,
+    aliases: Vec<String>,
+    attrs: attr::Member,
+}
+
+/// What every visitor of one derive shares: the generics with the scope lifetime and
+/// `__P`, the scope lifetime, and the type.
+struct Ctx {
+    s_lt: Lifetime,
+    impl_generics: Generics,
+    vis_generics: Generics,
+    self_ty: TokenStream,
+}
+
+impl Ctx {
+    /// `struct NAME<...> { scope: __P, _m: PhantomData<...> }` with the visitor generics.
+    fn visitor_struct(&self, name: &Ident) -> TokenStream {
+        let k = krate();
+        let (g, _, w) = self.vis_generics.split_for_impl();
+        let s = &self.s_lt;
+        let self_ty = &self.self_ty;
+        // `split_for_impl`'s first part prints the bounds, as a struct declaration wants.
+        quote! {
+            struct #name #g #w {
+                scope: __P,
+                _m: #k::PhantomData<fn() -> (&#s (), #self_ty)>,
+            }
+        }
+    }
+
+    /// `impl<'__de, ...> Visitor<'__de> for NAME<...>` header pieces.
+    fn visitor_impl(&self, name: &Ident, body: TokenStream) -> TokenStream {
+        let k = krate();
+        let mut g = self.vis_generics.clone();
+        g.params.insert(0, parse_quote!('__de));
+        let (ig, _, _) = g.split_for_impl();
+        let (_, tg, w) = self.vis_generics.split_for_impl();
+        let self_ty = &self.self_ty;
+        quote! {
+            impl #ig #k::de::Visitor<'__de> for #name #tg #w {
+                type Value = #self_ty;
+                #body
+            }
+        }
+    }
+}
+
+/// Expands the derive.
+pub fn expand(input: DeriveInput) -> syn::Result<TokenStream> {
+    let k = krate();
+    let cont = attr::container(&input.attrs)?;
+    let name = &input.ident;
+    let s_lt = match input.generics.lifetimes().next() {
+        Some(l) => l.lifetime.clone(),
+        None => Lifetime::new("'__s", Span::call_site()),
+    };
+    let mut impl_generics = input.generics.clone();
+    if input.generics.lifetimes().next().is_none() {
+        impl_generics.params.insert(0, parse_quote!(#s_lt));
+    }
+    let type_params: Vec<Ident> = input
+        .generics
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            GenericParam::Type(t) => Some(t.ident.clone()),
+            _ => None,
+        })
+        .collect();
+    {
+        let wc = impl_generics.make_where_clause();
+        for t in &type_params {
+            wc.predicates
+                .push(parse_quote!(#t: #k::DeserializeIn<#s_lt>));
+        }
+    }
+    let mut vis_generics = impl_generics.clone();
+    vis_generics
+        .params
+        .push(parse_quote!(__P: #k::Place<#s_lt> + ::core::marker::Copy));
+    let (_, tg, _) = input.generics.split_for_impl();
+    let self_ty = quote!(#name #tg);
+    let ctx = Ctx {
+        s_lt: s_lt.clone(),
+        impl_generics,
+        vis_generics,
+        self_ty,
+    };
+    let file_name = cont.rename.clone().unwrap_or_else(|| name.to_string());
+
+    let (items, drive, places) = match &input.data {
+        Data::Struct(s) => {
+            let fields = specs(&s.fields, cont.rename_all)?;
+            let vname = format_ident!("__Visitor");
+            let ctor = quote!(#name);
+            let (items, fields_const) = body_visitor(
+                &ctx,
+                &vname,
+                &ctor,
+                &s.fields,
+                &fields,
+                &cont,
+                cont.default,
+                "0",
+                &format!("struct {name}"),
+            )?;
+            let visitor = quote!(#vname { scope: __scope, _m: #k::PhantomData });
+            let drive = match &s.fields {
+                Fields::Named(_) => quote! {
+                    #k::de::Deserializer::deserialize_struct(__de, #file_name, #fields_const, #visitor)
+                },
+                Fields::Unnamed(u) if u.unnamed.len() == 1 => quote! {
+                    #k::de::Deserializer::deserialize_newtype_struct(__de, #file_name, #visitor)
+                },
+                Fields::Unnamed(u) => {
+                    let n = u.unnamed.len();
+                    quote! {
+                        #k::de::Deserializer::deserialize_tuple_struct(__de, #file_name, #n, #visitor)
+                    }
+                }
+                Fields::Unit => quote! {
+                    #k::de::Deserializer::deserialize_unit_struct(__de, #file_name, #visitor)
+                },
+            };
+            (items, drive, places_of(&ctx, &fields))
+        }
+        Data::Enum(e) => enum_body(&ctx, name, &file_name, e, &cont)?,
+        Data::Union(u) => {
+            return Err(syn::Error::new(
+                u.union_token.span,
+                "DeserializeIn cannot be derived for a union",
+            ))
+        }
+    };
+
+    let (ig, _, wc) = ctx.impl_generics.split_for_impl();
+    let self_ty = &ctx.self_ty;
+    Ok(quote! {
+        #[automatically_derived]
+        impl #ig #k::DeserializeIn<#s_lt> for #self_ty #wc {
+            const PLACES: bool = #places;
+            fn deserialize_in<'__de, __P, __D>(
+                __scope: __P,
+                __de: __D,
+            ) -> ::core::result::Result<Self, <__D as #k::de::Deserializer<'__de>>::Error>
+            where
+                __P: #k::Place<#s_lt> + ::core::marker::Copy,
+                __D: #k::de::Deserializer<'__de>,
+            {
+                #items
+                #drive
+            }
+        }
+    })
+}
+
+/// `false || <F as DeserializeIn<'s>>::PLACES || ...` over the fields read with a seed.
+fn places_of(ctx: &Ctx, fields: &[FieldSpec]) -> TokenStream {
+    let k = krate();
+    let s = &ctx.s_lt;
+    let tys = fields
+        .iter()
+        .filter(|f| !f.attrs.skip && !f.attrs.with_serde)
+        .map(|f| &f.ty);
+    quote!(false #(|| <#tys as #k::DeserializeIn<#s>>::PLACES)*)
+}
+
+/// The fields of a body with their file names.
+fn specs(fields: &Fields, rename_all: Option<Case>) -> syn::Result<Vec<FieldSpec>> {
+    let mut out = Vec::new();
+    for (i, f) in fields.iter().enumerate() {
+        let attrs = attr::member(&f.attrs)?;
+        let member = match &f.ident {
+            Some(id) => Member::Named(id.clone()),
+            None => Member::Unnamed(i.into()),
+        };
+        let base = match &f.ident {
+            Some(id) => {
+                let s = id.to_string();
+                s.strip_prefix("r#").map(str::to_owned).unwrap_or(s)
+            }
+            None => i.to_string(),
+        };
+        let name = match (&attrs.rename, rename_all) {
+            (Some(r), _) => r.clone(),
+            (None, Some(case)) if f.ident.is_some() => case.apply(&base, false),
+            _ => base,
+        };
+        out.push(FieldSpec {
+            member,
+            ty: f.ty.clone(),
+            name,
+            aliases: attrs.aliases.clone(),
+            attrs,
+        });
+    }
+    Ok(out)
+}
+
+/// The identifier enum of a body's keys (or an enum's variants) and its `Deserialize`.
+fn identifier(
+    enum_name: &Ident,
+    names: &[(Vec<String>, Ident)],
+    list_const: &Ident,
+    deny: bool,
+    variants: bool,
+) -> TokenStream {
+    let k = krate();
+    let idents: Vec<&Ident> = names.iter().map(|(_, i)| i).collect();
+    let str_arms = names
+        .iter()
+        .map(|(ns, i)| quote!(#(#ns)|* => ::core::result::Result::Ok(#enum_name::#i),));
+    let idx_arms = names.iter().enumerate().map(|(n, (_, i))| {
+        let n = n as u64;
+        quote!(#n => ::core::result::Result::Ok(#enum_name::#i),)
+    });
+    let (ignore_variant, unknown_str, unknown_idx) = if variants {
+        (
+            quote!(),
+            quote!(::core::result::Result::Err(#k::de::Error::unknown_variant(__v, #list_const))),
+            quote!(::core::result::Result::Err(#k::de::Error::invalid_value(
+                #k::de::Unexpected::Unsigned(__v), &"a variant index"))),
+        )
+    } else if deny {
+        (
+            quote!(),
+            quote!(::core::result::Result::Err(#k::de::Error::unknown_field(__v, #list_const))),
+            quote!(::core::result::Result::Err(#k::de::Error::invalid_value(
+                #k::de::Unexpected::Unsigned(__v), &"a field index"))),
+        )
+    } else {
+        (
+            quote!(__ignore,),
+            quote!(::core::result::Result::Ok(#enum_name::__ignore)),
+            quote!(::core::result::Result::Ok(#enum_name::__ignore)),
+        )
+    };
+    let what = if variants {
+        "a variant name"
+    } else {
+        "a field name"
+    };
+    quote! {
+        #[allow(non_camel_case_types)]
+        enum #enum_name { #(#idents,)* #ignore_variant }
+        impl<'__de> #k::de::Deserialize<'__de> for #enum_name {
+            fn deserialize<__D2: #k::de::Deserializer<'__de>>(__d: __D2)
+                -> ::core::result::Result<Self, __D2::Error>
+            {
+                struct __Ident;
+                impl<'__de> #k::de::Visitor<'__de> for __Ident {
+                    type Value = #enum_name;
+                    fn expecting(&self, __f: &mut #k::fmt::Formatter<'_>) -> #k::fmt::Result {
+                        __f.write_str(#what)
+                    }
+                    fn visit_str<__E: #k::de::Error>(self, __v: &str) -> ::core::result::Result<#enum_name, __E> {
+                        match __v { #(#str_arms)* _ => #unknown_str }
+                    }
+                    fn visit_bytes<__E: #k::de::Error>(self, __b: &[u8]) -> ::core::result::Result<#enum_name, __E> {
+                        match ::core::str::from_utf8(__b) {
+                            ::core::result::Result::Ok(__v) => self.visit_str(__v),
+                            ::core::result::Result::Err(_) => ::core::result::Result::Err(
+                                #k::de::Error::invalid_value(#k::de::Unexpected::Bytes(__b), &self)),
+                        }
+                    }
+                    fn visit_u64<__E: #k::de::Error>(self, __v: u64) -> ::core::result::Result<#enum_name, __E> {
+                        match __v { #(#idx_arms)* _ => #unknown_idx }
+                    }
+                }
+                #k::de::Deserializer::deserialize_identifier(__d, __Ident)
+            }
+        }
+    }
+}
+
+/// A visitor for one body (a struct, or one variant): its helper items, and the name of
+/// its list of field names.
+#[allow(clippy::too_many_arguments)]
+fn body_visitor(
+    ctx: &Ctx,
+    vname: &Ident,
+    ctor: &TokenStream,
+    shape: &Fields,
+    fields: &[FieldSpec],
+    cont: &Container,
+    container_default: bool,
+    tag: &str,
+    expecting: &str,
+) -> syn::Result<(TokenStream, Ident)> {
+    let k = krate();
+    let s = &ctx.s_lt;
+    let self_ty = &ctx.self_ty;
+    let fields_const = format_ident!("__FIELDS{}", tag);
+    let field_enum = format_ident!("__Field{}", tag);
+    let read: Vec<&FieldSpec> = fields.iter().filter(|f| !f.attrs.skip).collect();
+    let vars: Vec<Ident> = (0..fields.len())
+        .map(|i| format_ident!("__v{}", i))
+        .collect();
+    let var_of = |f: &FieldSpec| -> Ident {
+        let i = fields
+            .iter()
+            .position(|g| std::ptr::eq(g, f))
+            .expect("a field of this body");
+        vars[i].clone()
+    };
+    let names: Vec<&String> = read.iter().map(|f| &f.name).collect();
+    let container_default_stmt = if container_default {
+        quote!(let __default: #self_ty = ::core::default::Default::default();)
+    } else {
+        quote!()
+    };
+    let default_of = |f: &FieldSpec| -> Option<TokenStream> {
+        let m = &f.member;
+        match &f.attrs.default {
+            attr::Default::Trait => Some(quote!(::core::default::Default::default())),
+            attr::Default::Path(p) => Some(quote!(#p())),
+            attr::Default::None if container_default => Some(quote!(__default.#m)),
+            attr::Default::None => None,
+        }
+    };
+    // Skipped fields: their default.
+    let skipped = fields.iter().filter(|f| f.attrs.skip).map(|f| {
+        let v = var_of(f);
+        let d = default_of(f).unwrap_or(quote!(::core::default::Default::default()));
+        quote!(let #v = #d;)
+    });
+    let skipped: Vec<TokenStream> = skipped.collect();
+    let construct = {
+        let members = fields.iter().map(|f| &f.member);
+        match shape {
+            Fields::Named(_) => quote!(#ctor { #(#members: #vars),* }),
+            Fields::Unnamed(_) => quote!(#ctor { #(#members: #vars),* }),
+            Fields::Unit => quote!(#ctor),
+        }
+    };
+    // Reading one element of a sequence.
+    let seq_reads = read.iter().enumerate().map(|(i, f)| {
+        let v = var_of(f);
+        let ty = &f.ty;
+        let elem = if f.attrs.with_serde {
+            quote!(#k::de::SeqAccess::next_element::<#ty>(&mut __seq)?)
+        } else {
+            quote!(#k::de::SeqAccess::next_element_seed(&mut __seq, #k::Seed::<__P, #ty>::new(self.scope))?)
+        };
+        let missing = match default_of(f) {
+            Some(d) => d,
+            None => quote!(return ::core::result::Result::Err(#k::de::Error::invalid_length(#i, &self))),
+        };
+        quote! {
+            let #v: #ty = match #elem {
+                ::core::option::Option::Some(__x) => __x,
+                ::core::option::Option::None => #missing,
+            };
+        }
+    });
+    let visit_seq = quote! {
+        fn visit_seq<__A: #k::de::SeqAccess<'__de>>(self, mut __seq: __A)
+            -> ::core::result::Result<Self::Value, __A::Error>
+        {
+            #container_default_stmt
+            #(#seq_reads)*
+            #(#skipped)*
+            ::core::result::Result::Ok(#construct)
+        }
+    };
+    let mut items = TokenStream::new();
+    items.extend(quote!(const #fields_const: &[&str] = &[#(#names),*];));
+    let visit_other = match shape {
+        Fields::Named(_) => {
+            let idents: Vec<Ident> = (0..read.len()).map(|i| format_ident!("__f{}", i)).collect();
+            let keyed: Vec<(Vec<String>, Ident)> = read
+                .iter()
+                .zip(&idents)
+                .map(|(f, id)| {
+                    let mut ns = vec![f.name.clone()];
+                    ns.extend(f.aliases.iter().cloned());
+                    (ns, id.clone())
+                })
+                .collect();
+            items.extend(identifier(
+                &field_enum,
+                &keyed,
+                &fields_const,
+                cont.deny_unknown_fields,
+                false,
+            ));
+            let decls = read.iter().map(|f| {
+                let v = var_of(f);
+                let ty = &f.ty;
+                quote!(let mut #v: ::core::option::Option<#ty> = ::core::option::Option::None;)
+            });
+            let arms = read.iter().zip(&idents).map(|(f, id)| {
+                let v = var_of(f);
+                let ty = &f.ty;
+                let name = &f.name;
+                let value = if f.attrs.with_serde {
+                    quote!(#k::de::MapAccess::next_value::<#ty>(&mut __map)?)
+                } else {
+                    quote!(#k::de::MapAccess::next_value_seed(&mut __map, #k::Seed::<__P, #ty>::new(self.scope))?)
+                };
+                quote! {
+                    #field_enum::#id => {
+                        if #v.is_some() {
+                            return ::core::result::Result::Err(<__A::Error as #k::de::Error>::duplicate_field(#name));
+                        }
+                        #v = ::core::option::Option::Some(#value);
+                    }
+                }
+            });
+            let ignore = if cont.deny_unknown_fields {
+                quote!()
+            } else {
+                quote!(#field_enum::__ignore => {
+                    let _ = #k::de::MapAccess::next_value::<#k::de::IgnoredAny>(&mut __map)?;
+                })
+            };
+            let finish = read.iter().map(|f| {
+                let v = var_of(f);
+                let ty = &f.ty;
+                let name = &f.name;
+                let missing = match default_of(f) {
+                    Some(d) => d,
+                    None if f.attrs.with_serde => {
+                        quote!(#k::missing_field_serde::<#ty, __A::Error>(#name)?)
+                    }
+                    None => {
+                        quote!(#k::missing_field::<#s, __P, #ty, __A::Error>(self.scope, #name)?)
+                    }
+                };
+                quote! {
+                    let #v: #ty = match #v {
+                        ::core::option::Option::Some(__x) => __x,
+                        ::core::option::Option::None => #missing,
+                    };
+                }
+            });
+            quote! {
+                fn visit_map<__A: #k::de::MapAccess<'__de>>(self, mut __map: __A)
+                    -> ::core::result::Result<Self::Value, __A::Error>
+                {
+                    #container_default_stmt
+                    #(#decls)*
+                    while let ::core::option::Option::Some(__key) =
+                        #k::de::MapAccess::next_key::<#field_enum>(&mut __map)?
+                    {
+                        match __key {
+                            #(#arms)*
+                            #ignore
+                        }
+                    }
+                    #(#finish)*
+                    #(#skipped)*
+                    ::core::result::Result::Ok(#construct)
+                }
+            }
+        }
+        Fields::Unnamed(u) if u.unnamed.len() == 1 && read.len() == 1 => {
+            let ty = &read[0].ty;
+            let value = if read[0].attrs.with_serde {
+                quote!(<#ty as #k::de::Deserialize<'__de>>::deserialize(__d)?)
+            } else {
+                quote!(<#ty as #k::DeserializeIn<#s>>::deserialize_in(self.scope, __d)?)
+            };
+            quote! {
+                fn visit_newtype_struct<__D2: #k::de::Deserializer<'__de>>(self, __d: __D2)
+                    -> ::core::result::Result<Self::Value, __D2::Error>
+                {
+                    ::core::result::Result::Ok(#ctor(#value))
+                }
+            }
+        }
+        Fields::Unnamed(_) => quote!(),
+        Fields::Unit => quote! {
+            fn visit_unit<__E: #k::de::Error>(self) -> ::core::result::Result<Self::Value, __E> {
+                ::core::result::Result::Ok(#ctor)
+            }
+        },
+    };
+    items.extend(ctx.visitor_struct(vname));
+    items.extend(ctx.visitor_impl(
+        vname,
+        quote! {
+            fn expecting(&self, __f: &mut #k::fmt::Formatter<'_>) -> #k::fmt::Result {
+                __f.write_str(#expecting)
+            }
+            #visit_seq
+            #visit_other
+        },
+    ));
+    Ok((items, fields_const))
+}
+
+/// An externally tagged enum: `"Unit"`, `{"Newtype": value}`, `{"Tuple": [..]}`,
+/// `{"Struct": {..}}`.
+fn enum_body(
+    ctx: &Ctx,
+    name: &Ident,
+    file_name: &str,
+    e: &syn::DataEnum,
+    cont: &Container,
+) -> syn::Result<(TokenStream, TokenStream, TokenStream)> {
+    let k = krate();
+    let s = &ctx.s_lt;
+    let mut items = TokenStream::new();
+    let mut arms = TokenStream::new();
+    let mut keyed = Vec::new();
+    let mut all_fields = Vec::new();
+    for (i, v) in e.variants.iter().enumerate() {
+        let vattrs = attr::member(&v.attrs)?;
+        if vattrs.skip {
+            continue;
+        }
+        let ident = &v.ident;
+        let vname = match (&vattrs.rename, cont.rename_all) {
+            (Some(r), _) => r.clone(),
+            (None, Some(case)) => case.apply(&ident.to_string(), true),
+            _ => ident.to_string(),
+        };
+        let id = format_ident!("__v{}", i);
+        let mut ns = vec![vname.clone()];
+        ns.extend(vattrs.aliases.iter().cloned());
+        keyed.push((ns, id.clone()));
+        let fields = specs(&v.fields, vattrs.rename_all)?;
+        let arm = match &v.fields {
+            Fields::Unit => quote! {
+                (__Variant::#id, __a) => {
+                    #k::de::VariantAccess::unit_variant(__a)?;
+                    ::core::result::Result::Ok(#name::#ident)
+                }
+            },
+            Fields::Unnamed(u) if u.unnamed.len() == 1 && !fields[0].attrs.skip => {
+                let ty = &fields[0].ty;
+                let value = if fields[0].attrs.with_serde {
+                    quote!(#k::de::VariantAccess::newtype_variant::<#ty>(__a)?)
+                } else {
+                    quote!(#k::de::VariantAccess::newtype_variant_seed(__a, #k::Seed::<__P, #ty>::new(self.scope))?)
+                };
+                quote! {
+                    (__Variant::#id, __a) => ::core::result::Result::Ok(#name::#ident(#value)),
+                }
+            }
+            shape => {
+                let vis = format_ident!("__Visitor{}", i);
+                let ctor = quote!(#name::#ident);
+                let var_cont = Container {
+                    deny_unknown_fields: cont.deny_unknown_fields,
+                    ..Container::default()
+                };
+                let (its, fields_const) = body_visitor(
+                    ctx,
+                    &vis,
+                    &ctor,
+                    shape,
+                    &fields,
+                    &var_cont,
+                    false,
+                    &i.to_string(),
+                    &format!("variant {name}::{ident}"),
+                )?;
+                items.extend(its);
+                let visitor = quote!(#vis { scope: self.scope, _m: #k::PhantomData });
+                match shape {
+                    Fields::Named(_) => quote! {
+                        (__Variant::#id, __a) =>
+                            #k::de::VariantAccess::struct_variant(__a, #fields_const, #visitor),
+                    },
+                    _ => {
+                        let n = fields.iter().filter(|f| !f.attrs.skip).count();
+                        quote! {
+                            (__Variant::#id, __a) => #k::de::VariantAccess::tuple_variant(__a, #n, #visitor),
+                        }
+                    }
+                }
+            }
+        };
+        arms.extend(arm);
+        all_fields.extend(fields);
+    }
+    let names: Vec<&String> = keyed.iter().map(|(ns, _)| &ns[0]).collect();
+    let variants_const = format_ident!("__VARIANTS");
+    items.extend(quote!(const #variants_const: &[&str] = &[#(#names),*];));
+    items.extend(identifier(
+        &format_ident!("__Variant"),
+        &keyed,
+        &variants_const,
+        true,
+        true,
+    ));
+    let vname = format_ident!("__Visitor");
+    items.extend(ctx.visitor_struct(&vname));
+    let expecting = format!("enum {name}");
+    items.extend(ctx.visitor_impl(
+        &vname,
+        quote! {
+            fn expecting(&self, __f: &mut #k::fmt::Formatter<'_>) -> #k::fmt::Result {
+                __f.write_str(#expecting)
+            }
+            fn visit_enum<__A: #k::de::EnumAccess<'__de>>(self, __data: __A)
+                -> ::core::result::Result<Self::Value, __A::Error>
+            {
+                match #k::de::EnumAccess::variant::<__Variant>(__data)? {
+                    #arms
+                }
+            }
+        },
+    ));
+    let _ = s;
+    let drive = quote! {
+        #k::de::Deserializer::deserialize_enum(
+            __de, #file_name, #variants_const,
+            #vname { scope: __scope, _m: #k::PhantomData },
+        )
+    };
+    Ok((items, drive, places_of(ctx, &all_fields)))
+}

@@ -1,0 +1,150 @@
+//! Level files straight into scopes and slots: [`DeserializeIn`] (feature `serde`).
+//!
+//! A value whose references point into a scope (`&'s str`, `&'s [T]`, `&'s T`, a
+//! derived level struct) is deserialized by [`DeserializeIn::deserialize_in`], which
+//! carries the scope handle down the value as a serde `DeserializeSeed` ([`Seed`]), so
+//! every nested value is placed where it belongs, with no detour through heap types.
+//! Every scope kind takes it: `&ScopeStack`, `&Scope`, [`LocalScope`](crate::LocalScope),
+//! `&`[`ConcurrentScope`](crate::ConcurrentScope), and the scope of a slot being loaded,
+//! through the [`Place`](crate::Place) trait; each kind also has an inherent
+//! `deserialize` method, and [`Slots`](crate::Slots) load a level from a file in one
+//! call (`load_from`, `load_concurrent_from`).
+//!
+//! # What it covers
+//!
+//! Integers, floats, `bool`, `char`, `()`, `Option`, tuples (up to 12), arrays `[T; N]`,
+//! `PhantomData`; `&'s str` and `&'s mut str` (always copied into the scope, so the input
+//! may be dropped after the load); `&'s [T]` and `&'s mut [T]` for any element type,
+//! nested to any depth; `&'s T` and `&'s mut T`; maps as [`ScopeMap`] (the entries in
+//! file order, as `&'s [(K, V)]`); any type with only serde's `Deserialize` through
+//! [`Serde`] (it may use the global heap). Structs and enums through
+//! `#[derive(DeserializeIn)]` (feature `derive`).
+//!
+//! # Sequences of unknown length, nested
+//!
+//! A self-describing format (JSON) gives no length up front, and an inner list
+//! finishes before the outer one, so a slice cannot simply grow at the top of the scope
+//! while its elements place data of their own (each time an element placed something,
+//! the slice would move, leaving a hole). Slices are therefore collected one of three
+//! ways, picked per sequence:
+//!
+//! - **Elements that place nothing** (numbers, tuples and arrays of them, derived
+//!   structs of such fields): the slice grows in place at the top of the scope
+//!   (`alloc_iter`). The scope holds the data and nothing else.
+//! - **A known length** (binary formats say it; elements that need no drop): the slice
+//!   is carved at once and filled; what the elements place follows it.
+//! - **Otherwise** the elements are *staged* in this thread's staging block (feature
+//!   `std`: 1 MiB per thread, reserved from the global heap once, on the thread's first
+//!   staged sequence), nested sequences stacked on it like scopes, and moved into the
+//!   scope in one piece when the sequence ends: the scope then holds the data and
+//!   nothing else, and the staging room is given back at once. A sequence that does not
+//!   fit in what is left of the staging block (or any sequence without `std`) carries on
+//!   growing at the top of the scope, where it moves each time an element placed data:
+//!   correct, but the old places stay taken until the scope ends.
+//!
+//! The costs: one move of each staged element (a `memcpy`), no global-heap allocation
+//! after a thread's first load, and for the scope exactly the data, its alignment, and
+//! one finalizer record per slice whose elements need drop.
+//!
+//! # Values with destructors
+//!
+//! A value placed behind a reference (`&'s T`, the elements of `&'s [T]`) that needs
+//! drop gets a finalizer record, as with `new_object`, and only if it may: the drop rule
+//! ([`crate::rules`]) wants it `Send + 'static`, which its type states through the hidden
+//! `DROP` item of [`DeserializeIn`] (set for the crate's own `'static` types and for
+//! [`Serde`]). Placing one that needs drop but cannot state it (a derived struct that
+//! borrows the scope and holds a `String`) is refused when the program is built (E0080,
+//! as `new_pod` refuses such types). Values that need no drop pay nothing.
+//!
+//! # A failed load
+//!
+//! Deserialization stops at the first error (bad input, a type mismatch, a missing
+//! field, or a scope that ran out of room: the error then names the scope and the bytes
+//! asked for). Values built so far and not yet placed are dropped at once; every value
+//! already placed with a finalizer is dropped exactly once, when its scope ends; nothing
+//! that was placed is reachable from the caller, since no reference to it was returned.
+//! A bump scope cannot take back room below newer allocations, so in a plain scope **the
+//! bytes placed by a failed load stay taken until the scope ends**. For a clean slate,
+//! load into a child scope (which rewinds when it ends) or into a slot:
+//! `Slots::load_from` frees the slot on an error, ready for the next load at once.
+//!
+//! Invariant of this module: a value with drop glue is placed with a finalizer only when
+//! its [`DropRule`] was made by [`DropRule::finalize`] (which requires `Send + 'static`),
+//! and staged elements are owned by exactly one place at a time (the staging vector, or
+//! the scope's slice after the move).
+
+mod collect;
+mod map;
+mod methods;
+#[doc(hidden)]
+pub mod private;
+mod refs;
+mod scalars;
+mod serde_field;
+mod slices;
+mod slots;
+#[cfg(feature = "std")]
+mod staging;
+mod trait_in;
+
+/// The paths `#[derive(DeserializeIn)]` writes (not public API).
+#[doc(hidden)]
+pub mod __private {
+    pub use super::private::*;
+    pub use super::private::{DeserializeInTrait as DeserializeIn, PlaceTrait as Place};
+}
+
+pub use map::ScopeMap;
+/// `#[derive(DeserializeIn)]` (feature `derive`): see the `scope-stack-derive` crate for
+/// the attributes it reads (serde's `rename`, `rename_all`, `alias`, `default`, `skip`,
+/// `deny_unknown_fields`, and `with_serde`).
+///
+/// ```
+/// use scope_stack::serde::DeserializeIn;
+/// use scope_stack::{slot_root, LinearAllocator};
+///
+/// #[derive(DeserializeIn)]
+/// #[serde(rename_all = "camelCase")]
+/// struct Level<'s> {
+///     level_name: &'s str,
+///     spawns: &'s [[f32; 2]],
+///     #[serde(default)]
+///     music: Option<&'s str>,
+/// }
+/// slot_root!(struct LevelRoot => Level);
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 20)?;
+/// memory.scope("game", |game| {
+///     let levels = game.new_slots("levels", 2, 64 << 10);
+///     let file = r#"{"levelName": "forest", "spawns": [[1, 2], [3, 4]]}"#;
+///     let mut de = serde_json::Deserializer::from_str(file);
+///     let forest = levels.load_from::<LevelRoot, _>("forest", &mut de).unwrap();
+///     forest.with(|l| assert_eq!((l.level_name, l.spawns.len(), l.music), ("forest", 2, None)));
+/// });
+/// # Ok::<(), scope_stack::AllocError>(())
+/// ```
+///
+/// A loaded level's references stay inside `with`:
+///
+/// ```compile_fail
+/// use scope_stack::serde::DeserializeIn;
+/// use scope_stack::{slot_root, LinearAllocator};
+/// #[derive(DeserializeIn)]
+/// struct Level<'s> { name: &'s str }
+/// slot_root!(struct LevelRoot => Level);
+/// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+/// memory.scope("game", |game| {
+///     let levels = game.new_slots("levels", 1, 4096);
+///     let mut de = serde_json::Deserializer::from_str(r#"{"name": "forest"}"#);
+///     let forest = levels.load_from::<LevelRoot, _>("forest", &mut de).unwrap();
+///     let mut name = "";
+///     forest.with(|l| name = l.name); // error: the name would outlive the slot
+///     drop(forest);
+///     println!("{name}");
+/// });
+/// ```
+#[cfg(feature = "derive")]
+#[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
+pub use scope_stack_derive::DeserializeIn;
+pub use serde_field::Serde;
+pub use trait_in::{DeserializeIn, DropRule, Seed};
