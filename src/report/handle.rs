@@ -30,7 +30,8 @@ use crate::scope::info::ScopeInfo;
 use crate::scope::ScopeStack;
 
 use super::gather::pool_rows;
-use super::{scope_row, MemoryMap};
+use super::map::MemoryMap;
+use super::scope_row::scope_row;
 
 /// A handle on a block's memory map that any thread may use: `Copy`, `Send` and `Sync`.
 ///
