@@ -183,6 +183,14 @@ impl Slots {
             if passes % 64 == 0 {
                 std::thread::yield_now();
             }
+            // Loom explores every switch inside this wait and runs out of branches; its
+            // models are about waking waiters, which a `None` here sends to the futex
+            // (no wake-up is lost: a free bumps it after its `FREE`). The stress test
+            // `a_load_is_never_full_while_a_slot_is_free` checks the exact `Full`.
+            #[cfg(loom)]
+            if passes > 2 {
+                return None;
+            }
             if let Some(i) = self.claim_pass() {
                 return Some(i);
             }
