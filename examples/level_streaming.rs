@@ -18,8 +18,9 @@
 //!   thread, which reads it and drops it there. `load_concurrent_wait` blocks only when
 //!   all three frames are still in flight.
 //! - The memory map is printed at the end, with the last level playing and the next
-//!   one just loaded; the counting global allocator below shows that frames run
-//!   without the global heap (rayon's injector included).
+//!   one just loaded, taken on a frame worker through a `MapHandle`; the counting
+//!   global allocator below shows that frames run without the global heap (rayon's
+//!   injector included).
 //!
 //! ```text
 //! cargo run --release --example level_streaming -- --frames 2000 --jobs 2
@@ -326,6 +327,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let (level_requests, requested) = sync_channel::<usize>(1);
         let (level_done, mut loaded_levels) = sync_channel(1);
         let (frame_out, frame_in) = sync_channel(3);
+        // The map from any thread: the frame pool's workers take it below.
+        let map = systems.map_handle();
         std::thread::scope(|t| {
             let load_jobs = &load_jobs;
             let render = t.spawn(move || render(frame_in));
@@ -390,7 +393,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 playing.name(),
                 next.name()
             );
-            println!("{}", systems.report());
+            // Taken on a frame worker, as a debug overlay inside the game loop would.
+            println!("{}", frame_jobs.install(|| map.report()));
             drop(playing);
             drop(next);
             let switched = &switches;
@@ -412,6 +416,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 LABELS + 4
             );
             println!(
+                "frames per second: {:.0}",
+                seen as f64 / elapsed.as_secs_f64()
+            );
+            println!(
                 "game thread time in building frames or waiting for a free frame slot: {:.0}%",
                 100.0 * blocked.as_secs_f64() / elapsed.as_secs_f64()
             );
@@ -425,11 +433,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let heap = HEAP_ALLOCATIONS.load(Ordering::SeqCst);
     println!("global-heap allocations while frames ran (after 20 warm-up frames): {heap}");
-    // With the `tracy` feature, each profiler name seen for the first time (a level's
-    // scopes and pools, on its first load) is copied once to the heap; nothing else is.
-    #[cfg(not(feature = "tracy"))]
+    // With the `tracy` feature too: while no profiler is connected nothing is named
+    // (names are copied to the heap only for a connected profiler).
     assert_eq!(heap, 0, "the frame loop touched the global heap");
-    #[cfg(feature = "tracy")]
-    println!("(tracy: those are the profiler names interned on first use)");
     Ok(())
 }

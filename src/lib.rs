@@ -239,8 +239,8 @@ pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY, MAX_POOL_SHARDS};
 #[cfg(feature = "alloc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub use report::{
-    ChunkReport, ConcurrentReport, MemoryMap, PoolReport, ScopeReport, SlotReport, SlotState,
-    SlotsReport,
+    ChunkReport, ConcurrentReport, MapHandle, MemoryMap, PoolReport, ScopeReport, SlotReport,
+    SlotState, SlotsReport,
 };
 #[cfg(feature = "alloc")]
 #[doc(hidden)]

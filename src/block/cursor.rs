@@ -19,6 +19,7 @@
 
 use core::cell::Cell;
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use crate::limits::MAX_ALIGN;
 
@@ -30,8 +31,12 @@ pub(crate) struct Cursor {
     /// through it (errors, reports). Set from a shared borrow of the block when the
     /// cursor's outermost scope opens; valid while any scope on the cursor lives.
     owner: Cell<NonNull<()>>,
-    /// Address of the next free byte.
-    cur: Cell<usize>,
+    /// Address of the next free byte. An atomic with relaxed loads and stores (the same
+    /// plain moves as a `Cell` on the owning thread), so a [`MapHandle`] on another
+    /// thread may read it as a snapshot; only the owning thread writes it.
+    ///
+    /// [`MapHandle`]: crate::MapHandle
+    cur: AtomicUsize,
     /// Address past which allocation fails; 0 while suspended (a real limit is an
     /// address inside or at the end of the block, never 0).
     limit: Cell<usize>,
@@ -42,7 +47,7 @@ impl Cursor {
         Cursor {
             base,
             owner: Cell::new(owner),
-            cur: Cell::new(cur),
+            cur: AtomicUsize::new(cur),
             limit: Cell::new(limit),
         }
     }
@@ -65,7 +70,7 @@ impl Cursor {
     /// Address of the next free byte.
     #[inline(always)]
     pub(crate) fn cur(&self) -> usize {
-        self.cur.get()
+        self.cur.load(Relaxed)
     }
 
     /// Address past which allocation fails.
@@ -76,7 +81,7 @@ impl Cursor {
 
     /// Bytes left before the limit (0 while suspended).
     pub(crate) fn remaining(&self) -> usize {
-        self.limit.get().saturating_sub(self.cur.get())
+        self.limit.get().saturating_sub(self.cur.load(Relaxed))
     }
 
     /// Whether a nested scope on a shared block has interrupted this cursor.
@@ -106,7 +111,7 @@ impl Cursor {
     /// Moves the bump pointer to `addr` (either way; callers keep the invariants).
     #[inline(always)]
     pub(crate) fn set_cur(&self, addr: usize) {
-        self.cur.set(addr);
+        self.cur.store(addr, Relaxed);
     }
 
     /// Turns an address inside the block into a pointer with the block's provenance.
@@ -123,12 +128,12 @@ impl Cursor {
     #[inline(always)]
     pub(crate) fn bump_small(&self, size: usize, align: usize) -> Option<NonNull<u8>> {
         debug_assert!(align.is_power_of_two() && align <= MAX_ALIGN && size <= MAX_ALIGN);
-        let aligned = (self.cur.get() + (align - 1)) & !(align - 1);
+        let aligned = (self.cur.load(Relaxed) + (align - 1)) & !(align - 1);
         let new = aligned + size;
         if new > self.limit.get() {
             return None;
         }
-        self.cur.set(new);
+        self.cur.store(new, Relaxed);
         Some(self.ptr_at(aligned))
     }
 
@@ -137,12 +142,12 @@ impl Cursor {
     #[inline]
     pub(crate) fn bump_any(&self, size: usize, align: usize) -> Option<NonNull<u8>> {
         debug_assert!(align.is_power_of_two() && align <= MAX_ALIGN);
-        let aligned = (self.cur.get() + (align - 1)) & !(align - 1);
+        let aligned = (self.cur.load(Relaxed) + (align - 1)) & !(align - 1);
         let limit = self.limit.get();
         if aligned > limit || size > limit - aligned {
             return None;
         }
-        self.cur.set(aligned + size);
+        self.cur.store(aligned + size, Relaxed);
         Some(self.ptr_at(aligned))
     }
 }

@@ -75,8 +75,10 @@ pub struct LinearAllocator {
     /// The innermost live scope's record, or `None`. The scope layer owns the record
     /// and its type; the block only keeps the pointer (see `crate::scope::info`).
     innermost: Cell<Option<NonNull<()>>>,
-    /// Largest `cur` seen so far (see the module docs).
-    high_water: Cell<usize>,
+    /// Largest `cur` seen so far (see the module docs). Atomic, relaxed, for the same
+    /// reason as the cursor's `cur`: a [`MapHandle`](crate::MapHandle) on another thread
+    /// reads it; only the owning thread writes it.
+    high_water: core::sync::atomic::AtomicUsize,
     /// The live reservations, which statistics leave out (see
     /// `crate::block::reservation`).
     gaps: Gaps,
@@ -133,6 +135,10 @@ impl LinearAllocator {
                 0,
             ));
         };
+        // With `tracy`, the first block starts the thread that watches for a profiler
+        // (heap used here, at construction, never later).
+        #[cfg(feature = "tracy")]
+        crate::profiler::watch();
         let mut block = LinearAllocator::from_raw(base, bytes);
         block.heap = Some(layout);
         Ok(block)
@@ -160,6 +166,8 @@ impl LinearAllocator {
     pub fn from_static(buffer: &'static mut [MaybeUninit<u8>]) -> LinearAllocator {
         let len = buffer.len();
         let base = NonNull::from(buffer).cast::<u8>();
+        #[cfg(feature = "tracy")]
+        crate::profiler::watch();
         LinearAllocator::from_raw(base, len)
     }
 
@@ -191,7 +199,7 @@ impl LinearAllocator {
             ),
             active: Cell::new(None),
             innermost: Cell::new(None),
-            high_water: Cell::new(start),
+            high_water: core::sync::atomic::AtomicUsize::new(start),
             gaps: Gaps::new(),
             #[cfg(feature = "alloc")]
             heap: None,
@@ -251,7 +259,10 @@ impl LinearAllocator {
     /// ```
     pub fn high_water_mark(&self) -> usize {
         let cur = self.counted_to(self.active_cursor().cur());
-        self.high_water.get().max(cur) - self.start
+        self.high_water
+            .load(core::sync::atomic::Ordering::Relaxed)
+            .max(cur)
+            - self.start
     }
 
     /// Address of the block's first byte.
@@ -265,7 +276,7 @@ impl LinearAllocator {
     /// cursor): the mark itself once everything is rewound and no reservation is live.
     #[inline]
     pub(crate) fn high_water_addr(&self) -> usize {
-        self.high_water.get()
+        self.high_water.load(core::sync::atomic::Ordering::Relaxed)
     }
 
     /// Starts a new high-water period: the mark drops to the bytes in use now (0, since
@@ -279,8 +290,9 @@ impl LinearAllocator {
     /// assert_eq!(block.high_water_mark(), 0);
     /// ```
     pub fn reset_high_water_mark(&mut self) {
+        let cur = self.counted_to(self.active_cursor().cur());
         self.high_water
-            .set(self.counted_to(self.active_cursor().cur()));
+            .store(cur, core::sync::atomic::Ordering::Relaxed);
     }
 
     // ----- crate-internal bump machinery (used by the scope layer) -----
@@ -348,7 +360,7 @@ impl LinearAllocator {
         // What counts is never above the bump pointer (`counted_to(cur) <= cur`), so
         // the live reservations are looked at, out of line, only when `cur` itself is
         // above the mark.
-        if cur > self.high_water.get() {
+        if cur > self.high_water.load(core::sync::atomic::Ordering::Relaxed) {
             self.raise_high_water(cur);
         }
         cursor.set_cur(to);
@@ -359,8 +371,9 @@ impl LinearAllocator {
     #[inline(never)]
     fn raise_high_water(&self, cur: usize) {
         let used_to = self.counted_to(cur);
-        if used_to > self.high_water.get() {
-            self.high_water.set(used_to);
+        if used_to > self.high_water.load(core::sync::atomic::Ordering::Relaxed) {
+            self.high_water
+                .store(used_to, core::sync::atomic::Ordering::Relaxed);
         }
     }
 

@@ -244,7 +244,7 @@ impl<'a> LocalScope<'a> {
     }
 
     /// Carves a [`Pool`] for items that need no drop, with no `'static` bound, as
-    /// [`ScopeStack::new_pool_pod`](crate::ScopeStack::new_pool_pod)(crate::ScopeStack::new_pool_pod) (no `Send` bound
+    /// [`ScopeStack::new_pool_pod`](crate::ScopeStack::new_pool_pod) (no `Send` bound
     /// either: no item is ever dropped).
     ///
     /// ```

@@ -61,7 +61,7 @@ impl<'c> ConcurrentScope<'_> {
             #[cfg(feature = "tracy")]
             if let Some(a) = at {
                 let pool = unsafe { inner.info.get().as_ref() }.profiler.pool;
-                crate::profiler::alloc(Some(pool), a, size);
+                crate::profiler::alloc(pool, a, size);
             }
         }
         if size <= 16 {

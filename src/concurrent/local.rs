@@ -63,6 +63,12 @@ pub struct LocalScope<'a> {
 }
 
 impl<'a> LocalScope<'a> {
+    /// The concurrent scope's shared state (for reports).
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn inner(&self) -> &'a Inner {
+        self.inner
+    }
+
     #[inline(always)]
     pub(crate) fn new(inner: &'a Inner, slot: Option<NonNull<Slot>>) -> Self {
         LocalScope {

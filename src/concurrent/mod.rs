@@ -612,7 +612,8 @@ pub(crate) struct Detached<'env> {
 #[cfg_attr(not(feature = "std"), allow(dead_code))]
 impl<'env> Detached<'env> {
     /// Opens a concurrent scope on `cursor`'s free room (up to its limit) and writes it
-    /// to `at`, linking its record as the block's innermost scope.
+    /// to `at`, linking its record as the block's innermost scope. Its record is a
+    /// slot's (`ScopeInfo::new_in_slot`): with `tracy` it shows in the slot's pool.
     ///
     /// # Safety
     /// `cursor` belongs to `alloc` and is not suspended; `at` is valid for writes,
@@ -641,7 +642,11 @@ impl<'env> Detached<'env> {
             let inner = NonNull::new_unchecked(ptr::addr_of_mut!((*d).scope.inner));
             ptr::addr_of_mut!((*d).extras).write(Extras::with_detail(budget, inner.cast()));
             let extras = NonNull::new_unchecked(ptr::addr_of_mut!((*d).extras));
-            ptr::addr_of_mut!((*d).info).write(ScopeInfo::new(name, start, parent, Some(extras)));
+            #[cfg(not(feature = "tracy"))]
+            let info = ScopeInfo::new(name, start, parent, Some(extras));
+            #[cfg(feature = "tracy")]
+            let info = ScopeInfo::new_in_slot(name, start, parent, Some(extras));
+            ptr::addr_of_mut!((*d).info).write(info);
             let info = NonNull::new_unchecked(ptr::addr_of_mut!((*d).info));
             (*d).scope.inner.info.set(info);
             // As in `scope_concurrent_with`: the cursor stands at the region's end and

@@ -172,8 +172,13 @@ unsafe impl<'s> Core<'s> for &LocalScope<'s> {
 
     #[cfg(feature = "tracy")]
     #[inline(always)]
-    fn profiler_pool(self) -> &'static crate::profiler::Name {
+    fn profiler_pool(self) -> Option<&'static crate::profiler::Name> {
         self.scope_info().profiler.pool
+    }
+
+    #[cfg(feature = "tracy")]
+    fn profiler_path(self, text: &mut crate::profiler::names::Text) {
+        self.scope_info().write_profiler_path(text);
     }
 }
 

@@ -202,7 +202,7 @@ pub(crate) unsafe fn try_new_dense_pool_in<'s, C: Surface<'s>, T>(
         _owns: PhantomData,
         #[cfg(feature = "tracy")]
         profiler: crate::profiler::Counted::new(
-            c.profiler_pool(),
+            |text| c.profiler_path(text),
             "DensePool",
             core::any::type_name::<T>(),
             size_of::<T>(),

@@ -27,6 +27,12 @@ impl<'s> ScopeStack<'s> {
     /// object with a finalizer: when the scope unwinds, objects still in the pool are
     /// dropped, then the memory rewinds.
     ///
+    /// Items must be `'static`, because the pool's finalizer drops them (rule 4 of
+    /// [`rules`](crate::rules)). An item that borrows the level (an
+    /// `Enemy<'s> { name: &'s str }`) gets a lifetime error that points at the returned
+    /// pool ("borrowed value does not live long enough"): carve such a pool with
+    /// [`new_pool_pod`](Self::new_pool_pod), which takes any item that needs no drop.
+    ///
     /// # Panics
     /// Where [`try_new_pool`](Self::try_new_pool) returns an error.
     ///
@@ -263,7 +269,7 @@ pub(crate) unsafe fn try_new_pool_in<'s, C: Surface<'s>, T>(
             _owns: PhantomData,
             #[cfg(feature = "tracy")]
             profiler: crate::profiler::Counted::new(
-                c.profiler_pool(),
+                |text| c.profiler_path(text),
                 "Pool",
                 core::any::type_name::<T>(),
                 size_of::<T>(),

@@ -36,6 +36,13 @@ pub(crate) enum Plot {
 }
 
 impl Plot {
+    /// The pool the plot belongs to.
+    pub(crate) fn name(self) -> &'static Name {
+        match self {
+            Plot::Used(n) | Plot::HighWater(n) | Plot::Len(n) => n,
+        }
+    }
+
     /// The plot's name as Tracy keeps it.
     pub(crate) fn name_c(self) -> &'static core::ffi::CStr {
         match self {

@@ -1,17 +1,27 @@
-//! The name table: one leaked, NUL-terminated copy of each distinct profiler name.
+//! The name table: one leaked, NUL-terminated copy of each distinct profiler name,
+//! made only while a profiler is connected, and bounded.
 //!
 //! Invariants:
-//! - A [`Name`] is never freed, so the pointers Tracy keeps stay valid; the table grows
-//!   only when a text is seen for the first time (one heap allocation per distinct
-//!   name, none per event).
+//! - A [`Name`] is never freed, so the pointers Tracy keeps stay valid. The table grows
+//!   only when a pool opens while a profiler is connected and its text has no free
+//!   name yet (two heap allocations per new name, one more per new text; none per
+//!   event, none while no profiler is connected).
+//! - The table holds at most [`HARD_LIMIT`] names. Once it holds [`NAME_LIMIT`], a text
+//!   it has never seen is shown under its *base name* (each run of digits written
+//!   `*`: `frames/frame 1234` becomes `frames/frame *`), so names that count frames
+//!   share one name; past [`HARD_LIMIT`] a pool that finds no free name is not shown.
 //! - `live` is set by [`acquire`] (under the table's lock) and cleared by [`release`]; at
 //!   most one live pool holds a given `Name` at a time. A text already live gets the
 //!   next free variant, `text#2`, `text#3`, ...
+//! - `connection` and `shown` describe the pool holding the name: the profiler
+//!   connection it was named in (events go out only while that connection lasts) and
+//!   whether the profiler has been shown an allocation in it (a discard goes out only
+//!   then: Tracy mis-times events after a discard of a pool it has not seen).
 use std::boxed::Box;
 use std::collections::HashMap;
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
 use std::string::String;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::vec::Vec;
 
@@ -26,6 +36,10 @@ pub struct Name {
     high_water: &'static CStr,
     len: &'static CStr,
     live: AtomicBool,
+    /// The profiler connection the pool holding this name was named in (never 0).
+    connection: AtomicUsize,
+    /// Whether an allocation of the pool holding this name has been shown.
+    shown: AtomicBool,
 }
 
 impl Name {
@@ -50,14 +64,33 @@ impl Name {
     pub(crate) fn len_c(&self) -> &'static CStr {
         self.len
     }
+    /// Whether the profiler connection this pool was named in still lasts (`now` is
+    /// the current one, 0 for none): one relaxed load of the name.
+    #[inline(always)]
+    pub(crate) fn is_current(&self, now: usize) -> bool {
+        self.connection.load(Ordering::Relaxed) == now
+    }
+    /// Notes that an allocation of this pool was shown (a load, and a store only the
+    /// first time).
+    #[inline(always)]
+    pub(crate) fn mark_shown(&self) {
+        if !self.shown.load(Ordering::Relaxed) {
+            self.shown.store(true, Ordering::Relaxed);
+        }
+    }
+    /// Whether an allocation of this pool was shown since it was named.
+    pub(crate) fn was_shown(&self) -> bool {
+        self.shown.load(Ordering::Relaxed)
+    }
 }
 
 /// Longest name text kept (longer paths are cut at a character boundary).
 pub(crate) const MAX_NAME: usize = 200;
 
 /// A short text built on the stack (cut at [`MAX_NAME`] bytes), for names made of
-/// numbers and parts.
-pub(crate) struct Text {
+/// numbers and parts. (Public in name only, like [`Name`]: the `Core` trait's
+/// profiler method takes one.)
+pub struct Text {
     buf: [u8; MAX_NAME],
     len: usize,
 }
@@ -87,64 +120,204 @@ impl core::fmt::Write for Text {
     }
 }
 
-/// Every name made so far, by the text it was asked for, with its variants in order.
-static TABLE: Mutex<Option<HashMap<Box<str>, Vec<&'static Name>>>> = Mutex::new(None);
+/// How many names the table makes before texts it has never seen share their base
+/// name (see the module docs).
+pub(crate) const NAME_LIMIT: usize = 1024;
+/// How many names the table makes at most: room past [`NAME_LIMIT`] for base names
+/// and for variants of names already made. Each costs about 150 bytes plus five
+/// copies of its text (at most [`MAX_NAME`] bytes), so the table stays under about
+/// 1.5 MiB.
+pub(crate) const HARD_LIMIT: usize = NAME_LIMIT + 256;
 
-fn leak_c(text: &str) -> &'static CStr {
-    // Interior NULs would cut the name short in Tracy: shown as '?'.
-    let bytes: Vec<u8> = text
-        .bytes()
-        .map(|b| if b == 0 { b'?' } else { b })
-        .collect();
-    let c = CString::new(bytes).unwrap_or_default();
-    Box::leak(c.into_boxed_c_str())
+/// The table: every name made so far, by the text it was asked for, with its
+/// variants in order, and how many names that is.
+struct Table {
+    by_text: HashMap<&'static str, Vec<&'static Name>>,
+    names: usize,
+    /// Whether the profiler has been told that the table is full.
+    full_told: bool,
 }
 
-fn make(text: String) -> &'static Name {
-    let text: &'static str = Box::leak(text.into_boxed_str());
+static TABLE: Mutex<Option<Table>> = Mutex::new(None);
+
+/// One leaked buffer holding `text`, then the NUL-terminated pool and plot names
+/// (interior NULs, which would cut a name short in Tracy, shown as `?`).
+fn make(text: &str, connection: usize) -> &'static Name {
+    const SUFFIXES: [&str; 4] = ["", " used", " high-water", " len"];
+    let clean: String = text
+        .chars()
+        .map(|c| if c == '\0' { '?' } else { c })
+        .collect();
+    let mut all = String::with_capacity(5 * clean.len() + 32);
+    all.push_str(&clean);
+    for suffix in SUFFIXES {
+        all.push_str(&clean);
+        all.push_str(suffix);
+        all.push('\0');
+    }
+    let all: &'static str = Box::leak(all.into_boxed_str());
+    let (text, mut rest) = all.split_at(clean.len());
+    let mut c: [&CStr; 4] = [c""; 4];
+    for slot in &mut c {
+        let end = rest.find('\0').map_or(rest.len(), |i| i + 1);
+        *slot = CStr::from_bytes_with_nul(&rest.as_bytes()[..end]).unwrap_or_default();
+        rest = &rest[end..];
+    }
     Box::leak(Box::new(Name {
         text,
-        pool: leak_c(text),
-        used: leak_c(&std::format!("{text} used")),
-        high_water: leak_c(&std::format!("{text} high-water")),
-        len: leak_c(&std::format!("{text} len")),
+        pool: c[0],
+        used: c[1],
+        high_water: c[2],
+        len: c[3],
         live: AtomicBool::new(true),
+        connection: AtomicUsize::new(connection),
+        shown: AtomicBool::new(false),
     }))
 }
 
-/// A live pool name for `parts` joined by `/` (at most [`MAX_NAME`] bytes): the first
-/// variant of that text no live pool holds, made on first use.
-pub(crate) fn acquire(parts: &[&str]) -> &'static Name {
+/// `text` with each run of ASCII digits written `*` (into `out`).
+fn base_name(text: &str, out: &mut Text) {
     use core::fmt::Write;
-    let mut joined = Text::new();
-    for (i, part) in parts.iter().enumerate() {
-        let _ = write!(joined, "{}{part}", if i == 0 { "" } else { "/" });
+    let mut in_digits = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !in_digits {
+                let _ = out.write_str("*");
+            }
+            in_digits = true;
+        } else {
+            in_digits = false;
+            let _ = out.write_char(c);
+        }
     }
-    let text = joined.as_str();
-    let mut table = TABLE.lock().unwrap_or_else(|e| e.into_inner());
-    let table = table.get_or_insert_with(HashMap::new);
-    if let Some(variants) = table.get_mut(text) {
-        for &name in variants.iter() {
-            if name
-                .live
-                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok()
-            {
-                return name;
+}
+
+/// Outcome of looking a text up.
+enum Found {
+    Name(&'static Name),
+    /// The text is in the table but every variant is live, and the table is full.
+    Full,
+    /// The text is not in the table.
+    Absent,
+}
+
+/// A free variant of `text`, or a new one if the table has room.
+fn variant_of(table: &mut Table, text: &str, connection: usize) -> Found {
+    let Some(variants) = table.by_text.get_mut(text) else {
+        return Found::Absent;
+    };
+    for &name in variants.iter() {
+        if name
+            .live
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+        {
+            name.connection.store(connection, Ordering::Relaxed);
+            name.shown.store(false, Ordering::Relaxed);
+            return Found::Name(name);
+        }
+    }
+    if table.names >= HARD_LIMIT {
+        return Found::Full;
+    }
+    let name = make(&std::format!("{text}#{}", variants.len() + 1), connection);
+    variants.push(name);
+    table.names += 1;
+    Found::Name(name)
+}
+
+/// Makes the first name of `text` (the table has room).
+fn first_of(table: &mut Table, text: &str, connection: usize) -> &'static Name {
+    let name = make(text, connection);
+    table.by_text.insert(name.text(), std::vec![name]);
+    table.names += 1;
+    name
+}
+
+/// A live pool name for `text` (at most [`MAX_NAME`] bytes), for a pool opened during
+/// profiler connection `connection` (not 0): the first variant of that text no live
+/// pool holds, made on first use; past [`NAME_LIMIT`] a new text's base name; past
+/// [`HARD_LIMIT`] none ([`Full`]).
+pub(crate) fn acquire(text: &str, connection: usize) -> Result<&'static Name, Full> {
+    let mut guard = TABLE.lock().unwrap_or_else(|e| e.into_inner());
+    let table = guard.get_or_insert_with(|| Table {
+        by_text: HashMap::new(),
+        names: 0,
+        full_told: false,
+    });
+    let found = match variant_of(table, text, connection) {
+        Found::Absent if table.names < NAME_LIMIT => Found::Name(first_of(table, text, connection)),
+        Found::Absent => {
+            let mut base = Text::new();
+            base_name(text, &mut base);
+            match variant_of(table, base.as_str(), connection) {
+                Found::Absent if table.names < HARD_LIMIT => {
+                    Found::Name(first_of(table, base.as_str(), connection))
+                }
+                Found::Absent => Found::Full,
+                found => found,
             }
         }
-        let name = make(std::format!("{text}#{}", variants.len() + 1));
-        variants.push(name);
-        return name;
+        found => found,
+    };
+    match found {
+        Found::Name(name) => Ok(name),
+        _ => Err(Full {
+            first: !core::mem::replace(&mut table.full_told, true),
+        }),
     }
-    let name = make(String::from(text));
-    table.insert(Box::from(text), std::vec![name]);
-    name
+}
+
+/// No name: the table is full.
+#[derive(Debug)]
+pub(crate) struct Full {
+    /// Whether this is the first time (the profiler is told once).
+    pub(crate) first: bool,
 }
 
 /// Frees `name` for the next pool of its text.
 pub(crate) fn release(name: &'static Name) {
     name.live.store(false, Ordering::Release);
+}
+
+/// Keeps tests that fill the table (and reset it) apart from tests that read names.
+#[cfg(test)]
+pub(crate) fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    static ONE: Mutex<()> = Mutex::new(());
+    ONE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Empties the table (for tests that count names; names already handed out stay
+/// valid, as every name does).
+#[cfg(test)]
+pub(crate) fn reset() {
+    *TABLE.lock().unwrap_or_else(|e| e.into_inner()) = None;
+}
+
+/// How many names the table holds whose text starts with `prefix` (for tests).
+#[cfg(test)]
+pub(crate) fn count_with_prefix(prefix: &str) -> usize {
+    TABLE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .map_or(0, |t| {
+            t.by_text
+                .values()
+                .flatten()
+                .filter(|n| n.text().starts_with(prefix))
+                .count()
+        })
+}
+
+/// How many names the table holds (for tests).
+#[cfg(test)]
+pub(crate) fn count() -> usize {
+    TABLE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .map_or(0, |t| t.names)
 }
 
 /// `core::any::type_name::<T>()` without module paths: `Pool<level::Enemy>` reads
@@ -179,25 +352,54 @@ mod tests {
 
     #[test]
     fn a_live_name_is_never_handed_out_twice() {
-        let a = acquire(&["names_test", "frame"]);
-        let b = acquire(&["names_test", "frame"]);
+        let _one = exclusive();
+        let a = acquire("names_test/frame", 1).unwrap();
+        let b = acquire("names_test/frame", 1).unwrap();
         assert_eq!(a.text(), "names_test/frame");
         assert_eq!(b.text(), "names_test/frame#2");
         release(a);
-        let c = acquire(&["names_test", "frame"]);
+        let c = acquire("names_test/frame", 2).unwrap();
         assert!(core::ptr::eq(a, c), "the released name is reused");
+        assert!(
+            c.is_current(2) && !c.is_current(1),
+            "for the new connection"
+        );
         assert_eq!(c.used_c().to_str().unwrap(), "names_test/frame used");
+        assert_eq!(c.pool_c().to_str().unwrap(), "names_test/frame");
+        assert_eq!(c.len_c().to_str().unwrap(), "names_test/frame len");
+        assert_eq!(
+            b.high_water_c().to_str().unwrap(),
+            "names_test/frame#2 high-water"
+        );
         release(b);
         release(c);
     }
 
     #[test]
     fn long_names_are_cut_at_a_character_boundary() {
+        let _one = exclusive();
         let long = "é".repeat(150);
-        let n = acquire(&[&long]);
+        let mut text = Text::new();
+        core::fmt::Write::write_str(&mut text, &long).unwrap();
+        let n = acquire(text.as_str(), 1).unwrap();
         assert!(n.text().len() <= MAX_NAME);
         assert!(n.text().chars().all(|c| c == 'é'));
         release(n);
+    }
+
+    #[test]
+    fn interior_nuls_are_shown_as_question_marks() {
+        let _one = exclusive();
+        let n = acquire("names_test/a\0b", 1).unwrap();
+        assert_eq!(n.pool_c().to_str().unwrap(), "names_test/a?b");
+        release(n);
+    }
+
+    #[test]
+    fn base_names_write_digit_runs_as_stars() {
+        let mut out = Text::new();
+        base_name("frames/frame 1234/job7x", &mut out);
+        assert_eq!(out.as_str(), "frames/frame */job*x");
     }
 
     #[test]

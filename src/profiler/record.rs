@@ -3,7 +3,10 @@
 //!
 //! Invariant: while a [`Recording`] lives, every event whose pool or plot name starts
 //! with its prefix (or whose message contains it) is appended, in the order the
-//! recorder's lock was taken; at most one recording runs at a time.
+//! recorder's lock was taken; at most one recording runs at a time. The recording also
+//! says whether a profiler is connected (it stands in for the Tracy client's watcher):
+//! connected from [`Recording::start`], or from [`Recording::connect`] after
+//! [`Recording::start_disconnected`]; disconnected once it ends.
 use std::string::{String, ToString};
 use std::sync::{Mutex, MutexGuard};
 use std::vec::Vec;
@@ -32,6 +35,8 @@ pub(crate) enum Recorded {
     Message {
         text: String,
     },
+    /// A profiler connected ([`Recording::connect`]): what follows is a new capture.
+    Connected,
 }
 
 struct State {
@@ -48,9 +53,19 @@ pub(crate) struct Recording {
 }
 
 impl Recording {
-    /// Starts recording events whose names start with `prefix`.
+    /// Starts recording events whose names start with `prefix`, with a profiler
+    /// connected.
     pub(crate) fn start(prefix: &str) -> Recording {
+        let rec = Recording::start_disconnected(prefix);
+        super::connection::set_connected(true);
+        rec
+    }
+
+    /// Starts recording events whose names start with `prefix`, with no profiler
+    /// connected yet.
+    pub(crate) fn start_disconnected(prefix: &str) -> Recording {
         let one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        super::connection::set_connected(false);
         *STATE.lock().unwrap_or_else(|e| e.into_inner()) = Some(State {
             prefix: prefix.to_string(),
             events: Vec::new(),
@@ -58,8 +73,22 @@ impl Recording {
         Recording { _one: one }
     }
 
+    /// A profiler connects (a new connection), marked in the recording.
+    pub(crate) fn connect(&self) {
+        if let Some(state) = STATE.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            state.events.push(Recorded::Connected);
+        }
+        super::connection::set_connected(true);
+    }
+
+    /// The profiler goes away.
+    pub(crate) fn disconnect(&self) {
+        super::connection::set_connected(false);
+    }
+
     /// Stops and returns what was recorded.
     pub(crate) fn finish(self) -> Vec<Recorded> {
+        super::connection::set_connected(false);
         STATE
             .lock()
             .unwrap_or_else(|e| e.into_inner())
@@ -71,6 +100,7 @@ impl Recording {
 
 impl Drop for Recording {
     fn drop(&mut self) {
+        super::connection::set_connected(false);
         STATE.lock().unwrap_or_else(|e| e.into_inner()).take();
     }
 }
@@ -108,7 +138,7 @@ pub(super) fn push(event: Event<'_>) {
             pool
         }
         Recorded::Plot { name, .. } => name,
-        Recorded::Message { .. } => "",
+        Recorded::Message { .. } | Recorded::Connected => "",
     };
     if name.is_empty() || name.starts_with(state.prefix.as_str()) {
         state.events.push(recorded);

@@ -1,4 +1,5 @@
-//! The Tracy side of the seam: each [`Event`] becomes one call into the Tracy client.
+//! The Tracy side of the seam: each [`Event`] becomes one call into the Tracy client,
+//! and a watcher thread says when a profiler connects.
 //!
 //! Invariant: every name handed to Tracy is a `'static` NUL-terminated string from the
 //! name table (Tracy keeps the pointer), and no call is made while the client is not
@@ -6,6 +7,34 @@
 //! it yet).
 use super::event::Event;
 use tracy_client::sys;
+
+/// Starts, once per program, the thread that asks the Tracy client every
+/// [`POLL_MS`](super::connection::POLL_MS) ms whether a profiler is connected and tells the seam
+/// when that changes. (Asking on each event would be a call into the C++ client per
+/// event; the watcher makes it one relaxed load. A profiler that disconnects and
+/// connects again within one poll is taken for the same connection.)
+pub(super) fn watch() {
+    static STARTED: std::sync::Once = std::sync::Once::new();
+    STARTED.call_once(|| {
+        let spawned = std::thread::Builder::new()
+            .name(std::string::String::from("scope-stack tracy watch"))
+            .spawn(|| {
+                let mut connected = false;
+                loop {
+                    let now = tracy_client::Client::is_connected();
+                    if now != connected {
+                        connected = now;
+                        super::connection::set_connected(now);
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(
+                        super::connection::POLL_MS,
+                    ));
+                }
+            });
+        // Without the thread nothing is ever shown; the program runs on.
+        drop(spawned);
+    });
+}
 
 /// Sends `event` to the Tracy client, if it runs.
 #[inline]

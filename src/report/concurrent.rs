@@ -145,7 +145,11 @@ pub(super) fn chunk_runs(c: &ConcurrentReport) -> Vec<ChunkRun> {
     let mut runs: Vec<ChunkRun> = Vec::new();
     for ch in &c.chunks {
         let end = ch.offset.saturating_add(ch.bytes);
-        let (wasted, free) = if ch.current { (0, ch.tail) } else { (ch.tail, 0) };
+        let (wasted, free) = if ch.current {
+            (0, ch.tail)
+        } else {
+            (ch.tail, 0)
+        };
         match runs.last_mut() {
             Some(r) if r.thread == ch.thread => {
                 r.count += 1;

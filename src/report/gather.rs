@@ -204,7 +204,8 @@ unsafe fn slots_report(link: &PoolLink, capacity: usize, block_start: usize) -> 
         bytes_each: slots.bytes_each,
         stride: slots.stride,
         loaded,
-        most_loaded: slots.most_held.load(Ordering::Relaxed),
+        // A claim shows in its slot's row before it reaches the counter.
+        most_loaded: slots.most_held.load(Ordering::Relaxed).max(loaded),
         slots: rows,
     }
 }
@@ -236,28 +237,27 @@ unsafe fn slot_contents(
     // writing the others. A scope's container list and its extras are atomics (see
     // `crate::scope::info`), each container's snapshot reads only atomics, and the
     // concurrent scope's chunk list is published with release stores.
-    let (contents, concurrent) =
-        unsafe {
-            let info = &*core::ptr::addr_of!((*h).info).cast::<ScopeInfo>();
-            // A slot's own `Slots` show as rows only (see `super::tree`).
-            let (mut contents, _) = pool_rows(info, capacity, block_start);
-            let mut concurrent = None;
-            if let Some(c) = *core::ptr::addr_of!((*h).concurrent) {
-                let inner = &c.as_ref().scope.inner;
-                let cinfo = inner.info.get().as_ref();
-                // The concurrent scope's rows follow the slot scope's: their `owner`
-                // indices count from the start of their own list, so they move too.
-                let first = contents.len();
-                contents.extend(pool_rows(cinfo, capacity, block_start).0.into_iter().map(
-                    |mut row| {
-                        row.owner = row.owner.map(|o| o + first);
-                        row
-                    },
-                ));
-                concurrent = Some(concurrent_report(inner, block_start));
-            }
-            (contents, concurrent)
-        };
+    let (contents, concurrent) = unsafe {
+        let info = &*core::ptr::addr_of!((*h).info).cast::<ScopeInfo>();
+        // A slot's own `Slots` show as rows only (see `super::tree`).
+        let (mut contents, _) = pool_rows(info, capacity, block_start);
+        let mut concurrent = None;
+        if let Some(c) = *core::ptr::addr_of!((*h).concurrent) {
+            let inner = &c.as_ref().scope.inner;
+            let cinfo = inner.info.get().as_ref();
+            // The concurrent scope's rows follow the slot scope's: their `owner`
+            // indices count from the start of their own list, so they move too.
+            let first = contents.len();
+            contents.extend(pool_rows(cinfo, capacity, block_start).0.into_iter().map(
+                |mut row| {
+                    row.owner = row.owner.map(|o| o + first);
+                    row
+                },
+            ));
+            concurrent = Some(concurrent_report(inner, block_start));
+        }
+        (contents, concurrent)
+    };
     drop(pin);
     Some((view, contents, concurrent))
 }

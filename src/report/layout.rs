@@ -228,7 +228,13 @@ impl ScaleUnit {
     /// dropped).
     fn label(self, n: usize) -> String {
         let (div, name) = match self {
-            ScaleUnit::Bytes => return if n == 0 { String::from("0") } else { alloc::format!("{n} B") },
+            ScaleUnit::Bytes => {
+                return if n == 0 {
+                    String::from("0")
+                } else {
+                    alloc::format!("{n} B")
+                }
+            }
             ScaleUnit::KiB => (1024.0, "KiB"),
             ScaleUnit::MiB => (1024.0 * 1024.0, "MiB"),
         };
@@ -291,11 +297,9 @@ fn chunk_rows(rows: &mut Vec<Row>, c: &ConcurrentReport, at: usize) {
 fn row_text(r: &RowItem<'_>) -> String {
     let p = r.row;
     match (&r.slot, p.kind) {
-        (Some(v), _) if v.run > 1 => alloc::format!(
-            "{} {SLOT}s free, {}",
-            v.run,
-            Bytes(r.range.1 - r.range.0)
-        ),
+        (Some(v), _) if v.run > 1 => {
+            alloc::format!("{} {SLOT}s free, {}", v.run, Bytes(r.range.1 - r.range.0))
+        }
         (Some(v), _) => {
             let what = match v.state {
                 SlotState::Free => alloc::format!("free, {}", Bytes(v.capacity)),
@@ -348,9 +352,13 @@ impl MemoryMap {
                     if s.finalizers == 1 { "" } else { "s" }
                 );
             }
-            if let Some(c) = &s.concurrent {
+            if let Some(c) = s
+                .concurrent
+                .as_ref()
+                .filter(|c| !(s.own_bytes == c.claimed_bytes && s.budget == Some(c.region_bytes)))
+            {
                 // What the text's region line says: what its threads claimed (chunks
-                // and direct claims), of the region.
+                // and direct claims), of the region (unless the label has said it).
                 let _ = write!(
                     text,
                     ", {} of {} claimed",
@@ -535,11 +543,15 @@ impl MemoryMap {
         for r in rows {
             let (a, b) = (band.x(r.range.0), band.x(r.range.1));
             let inset = ((b - a) / 2.0).min(LEADER_SEP);
+            // Never left of the previous end: rows too narrow to hold their leaders
+            // apart (a thread's chunks in a slot of a large block) share an end rather
+            // than cross.
             let to = if a == b {
                 a
             } else {
                 (last_end + LEADER_SEP).max(a + inset).min(b)
-            };
+            }
+            .max(last_end);
             last_end = to;
             let mut l = label(r.text, MARGIN, y, ROW_FONT, Role::Row(r.kind));
             l.leader_to = Some((to, band.y + band.h));

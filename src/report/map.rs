@@ -186,11 +186,7 @@ fn chunk_run_tails(run: &ChunkRun) -> String {
     match (run.current, run.count) {
         (false, _) => alloc::format!(" ({} wasted)", Bytes(run.wasted)),
         (true, 1) => alloc::format!(" ({} free)", Bytes(run.free)),
-        (true, _) => alloc::format!(
-            " ({} wasted, {} free)",
-            Bytes(run.wasted),
-            Bytes(run.free)
-        ),
+        (true, _) => alloc::format!(" ({} wasted, {} free)", Bytes(run.wasted), Bytes(run.free)),
     }
 }
 

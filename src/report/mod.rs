@@ -10,6 +10,7 @@
 
 mod concurrent;
 mod gather;
+mod handle;
 use gather::pool_rows;
 mod layout;
 mod map;
@@ -17,6 +18,7 @@ mod pool_row;
 #[cfg(test)]
 mod render_tests;
 mod scope_row;
+use scope_row::scope_row;
 mod slots;
 mod svg;
 mod tree;
@@ -26,12 +28,11 @@ use alloc::vec::Vec;
 
 use crate::block::linear::LinearAllocator;
 use crate::concurrent::{ConcurrentScope, Inner};
-use crate::scope::info::ScopeInfo;
 use crate::scope::ScopeStack;
-use alloc::string::String;
 
-use concurrent::{concurrent_of, concurrent_report};
+use concurrent::concurrent_of;
 pub use concurrent::{ChunkReport, ConcurrentReport};
+pub use handle::MapHandle;
 #[doc(hidden)]
 pub use layout::{SvgLabel, SvgLayout};
 pub use map::MemoryMap;
@@ -79,6 +80,7 @@ impl LinearAllocator {
                 end.saturating_sub(start),
                 pools,
                 slots,
+                true,
             ));
         });
         scopes.reverse();
@@ -109,38 +111,6 @@ impl ScopeStack<'_> {
     /// ```
     pub fn report(&self) -> MemoryMap {
         self.allocator().report()
-    }
-}
-
-/// The row of a scope record, given the bytes it holds itself and with its children.
-pub(crate) fn scope_row(
-    info: &ScopeInfo,
-    block_start: usize,
-    own: usize,
-    inclusive: usize,
-    pools: Vec<PoolReport>,
-    slots: Vec<SlotsReport>,
-) -> ScopeReport {
-    let start = info.start - block_start;
-    let mut finalizer_offsets = Vec::new();
-    let concurrent = concurrent_of(info).map(|c| concurrent_report(c, block_start));
-    if concurrent.is_none() {
-        info.chain
-            .for_each_record(|addr| finalizer_offsets.push(addr - block_start));
-        finalizer_offsets.reverse();
-    }
-    ScopeReport {
-        name: String::from(info.name()),
-        depth: info.depth(),
-        start,
-        own_bytes: own,
-        inclusive_bytes: inclusive,
-        finalizers: finalizer_offsets.len(),
-        finalizer_offsets,
-        budget: info.budget(),
-        pools,
-        concurrent,
-        slots,
     }
 }
 
@@ -196,6 +166,7 @@ impl Inner {
                 top - i.start,
                 pools,
                 slots,
+                true,
             ));
             upper = i.start;
             // SAFETY: the parents of a live scope are live (see `crate::scope::info`).

@@ -5,7 +5,9 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::concurrent::ConcurrentReport;
+use crate::scope::info::ScopeInfo;
+
+use super::concurrent::{concurrent_of, concurrent_report, ConcurrentReport};
 use super::pool_row::PoolReport;
 use super::slots::SlotsReport;
 
@@ -56,4 +58,37 @@ pub struct ScopeReport {
     /// row per slot; text and picture draw each slot from its report here (its state,
     /// used bytes, and what it holds, listed under it).
     pub slots: Vec<SlotsReport>,
+}
+
+/// The row of a scope record, given the bytes it holds itself and with its children.
+pub(crate) fn scope_row(
+    info: &ScopeInfo,
+    block_start: usize,
+    own: usize,
+    inclusive: usize,
+    pools: Vec<PoolReport>,
+    slots: Vec<SlotsReport>,
+    read_chain: bool,
+) -> ScopeReport {
+    let start = info.start - block_start;
+    let mut finalizer_offsets = Vec::new();
+    let concurrent = concurrent_of(info).map(|c| concurrent_report(c, block_start));
+    if concurrent.is_none() && read_chain {
+        info.chain
+            .for_each_record(|addr| finalizer_offsets.push(addr - block_start));
+        finalizer_offsets.reverse();
+    }
+    ScopeReport {
+        name: String::from(info.name()),
+        depth: info.depth(),
+        start,
+        own_bytes: own,
+        inclusive_bytes: inclusive,
+        finalizers: finalizer_offsets.len(),
+        finalizer_offsets,
+        budget: info.budget(),
+        pools,
+        concurrent,
+        slots,
+    }
 }

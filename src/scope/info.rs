@@ -44,57 +44,102 @@ pub(crate) struct ScopeInfo {
     pub(crate) profiler: ProfilerNames,
 }
 
-/// A scope's names in the profiler (feature `tracy`).
+/// A scope's names in the profiler (feature `tracy`): `None` for a pool that opened
+/// while no profiler was connected (it stays hidden; see `crate::profiler`).
 #[cfg(feature = "tracy")]
 #[derive(Clone, Copy)]
 pub(crate) struct ProfilerNames {
     /// This scope's own pool: `parent/name`, or `name` at the top.
-    pub(crate) pool: &'static crate::profiler::Name,
-    /// The pool of the top-level scope (or slot) this scope lies in.
-    pub(crate) top: &'static crate::profiler::Name,
+    pub(crate) pool: Option<&'static crate::profiler::Name>,
+    /// The pool of the top-level scope (or slot) this scope lies in, which names its
+    /// plots.
+    pub(crate) top: Option<&'static crate::profiler::Name>,
+    /// For a slot's record: the slot set's name (it lives in the carving scope, which
+    /// outlives the slot) and the slot's index, to name the slot's path while it is
+    /// hidden.
+    slot: Option<(NonNull<str>, usize)>,
+    /// Whether the scope owns `pool` (ends it at its close). The concurrent scope a
+    /// slot is loaded through does not: it shows in its slot's pool, which the
+    /// unload ends, so the slot's pools are named once (`levels/canyon/Pool<Enemy>`).
+    owns: bool,
 }
 
 #[cfg(feature = "tracy")]
 impl ProfilerNames {
-    /// The names of a scope called `name` opened inside `parent` (or at the top).
+    /// The names of a scope called `name` opened inside `parent` (or at the top): one
+    /// relaxed load while no profiler is connected.
+    #[inline]
     pub(crate) fn of(name: &str, parent: Option<NonNull<ScopeInfo>>) -> ProfilerNames {
         // SAFETY: a parent record outlives its children (the scopes nest).
-        match parent.map(|p| unsafe { p.as_ref() }.profiler) {
-            Some(p) => ProfilerNames {
-                pool: crate::profiler::names::acquire(&[p.pool.text(), name]),
-                top: p.top,
+        let parent = parent.map(|p| unsafe { p.as_ref() });
+        let pool = crate::profiler::name_for(|text| {
+            if let Some(p) = parent {
+                p.write_profiler_path(text);
+                let _ = core::fmt::Write::write_str(text, "/");
+            }
+            let _ = core::fmt::Write::write_str(text, name);
+        });
+        ProfilerNames {
+            pool,
+            top: match parent {
+                Some(p) => p.profiler.top,
+                None => pool,
             },
-            None => ProfilerNames::top(&[name]),
+            slot: None,
+            owns: true,
         }
     }
 
-    /// The names of a top-level pool made of `parts`.
-    pub(crate) fn top(parts: &[&str]) -> ProfilerNames {
-        let pool = crate::profiler::names::acquire(parts);
-        ProfilerNames { pool, top: pool }
+    /// The names of a scope that shows in its parent's pool and does not end it (the
+    /// concurrent scope a slot is loaded through).
+    pub(crate) fn within(parent: Option<NonNull<ScopeInfo>>) -> ProfilerNames {
+        // SAFETY: a parent record outlives its children (the scopes nest).
+        let parent = parent.map(|p| unsafe { p.as_ref() }.profiler);
+        ProfilerNames {
+            pool: parent.and_then(|p| p.pool),
+            top: parent.and_then(|p| p.top),
+            slot: None,
+            owns: false,
+        }
     }
 
     /// The names of slot `index` of the slot set `set` loaded by `holder`:
     /// `set/holder`, or `set[index]` for a load with an empty name.
     pub(crate) fn slot(set: &str, index: usize, holder: &str) -> ProfilerNames {
-        if holder.is_empty() {
-            use core::fmt::Write;
-            let mut text = crate::profiler::names::Text::new();
-            let _ = write!(text, "{set}[{index}]");
-            ProfilerNames::top(&[text.as_str()])
-        } else {
-            ProfilerNames::top(&[set, holder])
+        let pool = crate::profiler::name_for(|text| slot_path(text, set, index, holder));
+        ProfilerNames {
+            pool,
+            top: pool,
+            slot: Some((NonNull::from(set), index)),
+            owns: true,
         }
     }
 
     /// Ends the scope in the profiler: one discard of its pool, and the top-level
-    /// pool's use and the block's high-water mark plotted.
+    /// pool's use and the block's high-water mark plotted (nothing for a scope that
+    /// shows in its parent's pool).
     pub(crate) fn close(self, block: &LinearAllocator) {
         use crate::profiler::{discard, plot, Plot};
-        discard(Some(self.pool));
-        plot(Plot::Used(self.top), block.used());
-        plot(Plot::HighWater(self.top), block.high_water_mark());
+        if !self.owns {
+            return;
+        }
+        discard(self.pool);
+        if let Some(top) = self.top {
+            plot(Plot::Used(top), block.used());
+            plot(Plot::HighWater(top), block.high_water_mark());
+        }
     }
+}
+
+/// Writes a slot's profiler path: `set/holder`, or `set[index]` for an empty holder.
+#[cfg(feature = "tracy")]
+fn slot_path(text: &mut crate::profiler::names::Text, set: &str, index: usize, holder: &str) {
+    use core::fmt::Write;
+    let _ = if holder.is_empty() {
+        write!(text, "{set}[{index}]")
+    } else {
+        write!(text, "{set}/{holder}")
+    };
 }
 
 /// What only some scopes have: a budget, or pools to report.
@@ -188,6 +233,58 @@ impl ScopeInfo {
             extras: core::sync::atomic::AtomicPtr::new(core::ptr::null_mut()),
             #[cfg(feature = "tracy")]
             profiler: ProfilerNames::slot(set, index, name),
+        }
+    }
+
+    /// The record of the concurrent scope a slot is loaded through (its parent is
+    /// the slot's record): as [`ScopeInfo::new`], but (with `tracy`) it shows in the
+    /// slot's profiler pool instead of a pool of its own, so the slot's name is not
+    /// repeated (`levels/canyon/Pool<Enemy>`, not `levels/canyon/canyon/Pool<Enemy>`).
+    #[cfg(feature = "tracy")]
+    #[inline]
+    pub(crate) fn new_in_slot(
+        name: &str,
+        start: usize,
+        parent: Option<NonNull<ScopeInfo>>,
+        extras: Option<NonNull<Extras>>,
+    ) -> ScopeInfo {
+        ScopeInfo {
+            name: NonNull::from(name),
+            start,
+            parent,
+            chain: Chain::new(),
+            extras: core::sync::atomic::AtomicPtr::new(
+                extras.map_or(core::ptr::null_mut(), NonNull::as_ptr),
+            ),
+            profiler: ProfilerNames::within(parent),
+        }
+    }
+
+    /// Writes this scope's path as the profiler names it (`systems/level`,
+    /// `levels/forest`), whether or not the scope is shown: a pool that opens in a
+    /// scope that opened before the profiler connected is named by its full path.
+    #[cfg(feature = "tracy")]
+    pub(crate) fn write_profiler_path(&self, text: &mut crate::profiler::names::Text) {
+        use core::fmt::Write;
+        let names = self.profiler;
+        // SAFETY: a parent record outlives its children (the scopes nest).
+        let parent = self.parent.map(|p| unsafe { p.as_ref() });
+        if let Some(pool) = names.pool {
+            let _ = text.write_str(pool.text());
+        } else if !names.owns {
+            if let Some(p) = parent {
+                p.write_profiler_path(text);
+            }
+        } else if let Some((set, index)) = names.slot {
+            // SAFETY: the set's name lives in the carving scope, which outlives the
+            // slot (see `ProfilerNames::slot`).
+            slot_path(text, unsafe { set.as_ref() }, index, self.name());
+        } else {
+            if let Some(p) = parent {
+                p.write_profiler_path(text);
+                let _ = text.write_str("/");
+            }
+            let _ = text.write_str(self.name());
         }
     }
 

@@ -493,6 +493,12 @@ impl<'s> ScopeStack<'s> {
         self.cursor
     }
 
+    /// This scope's record in the block's list of live scopes.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn info(&self) -> &'s ScopeInfo {
+        self.info
+    }
+
     // ----- errors -----
 
     pub(crate) fn error(&self, kind: AllocErrorKind, size: usize, align: usize) -> AllocError {

@@ -35,8 +35,8 @@ use core::marker::PhantomData;
 ///
 /// What crosses threads: `&ConcurrentScope`, `&Pool` (a pool carved from any scope),
 /// and the values a scope hands out when they are `Send`/`Sync` themselves (a `&'s [T]`
-/// of `Sync` elements, say); slots, being added, bring a `Loaded` built through a
-/// concurrent scope. What does not: `ScopeStack`, `Scope` and `LocalScope`.
+/// of `Sync` elements, say); `&Slots`, and a `Loaded` built through a concurrent scope
+/// (`load_concurrent`). What does not: `ScopeStack`, `Scope` and `LocalScope`.
 ///
 /// This does not compile (the scope is captured by a worker):
 ///

@@ -150,7 +150,12 @@ unsafe impl<'s> Core<'s> for &ScopeStack<'s> {
 
     #[cfg(feature = "tracy")]
     #[inline(always)]
-    fn profiler_pool(self) -> &'static crate::profiler::Name {
+    fn profiler_pool(self) -> Option<&'static crate::profiler::Name> {
         self.info.profiler.pool
+    }
+
+    #[cfg(feature = "tracy")]
+    fn profiler_path(self, text: &mut crate::profiler::names::Text) {
+        self.info.write_profiler_path(text);
     }
 }

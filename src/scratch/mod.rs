@@ -249,6 +249,29 @@ pub fn scratch_for<'env, R>(
     })
 }
 
+/// Gives the calling thread its scratch arenas now, if it has none yet: its first
+/// [`scratch`] call then touches no global heap. A thread's first use reserves two
+/// arenas (or takes a spare pair a finished thread left), which allocates; call this
+/// where each worker starts, before the frames that must not allocate.
+///
+/// Rayon's workers are started by rayon, and a job runs on whichever worker steals it,
+/// so a worker may first use scratch in any frame. Warm every worker of a pool once,
+/// before the loop, with the one call that reaches each of them:
+///
+/// ```
+/// let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// pool.broadcast(|_| scope_stack::scratch::warm());
+/// // From here on, `scratch` on any of the pool's workers reserves nothing.
+/// pool.install(|| rayon::join(|| scope_stack::scratch(|s| s.alloc_str("a").len()), || 1));
+/// ```
+///
+/// # Panics
+/// If the arenas cannot be reserved, as [`scratch`] would on first use.
+#[cfg_attr(docsrs, doc(cfg(feature = "std")))]
+pub fn warm() {
+    with_arenas(|_| ());
+}
+
 /// Usage of this thread's two scratch arenas: `(used, high-water mark)` in bytes for
 /// each, or `None` if the thread has not used scratch yet (or its arenas are gone: it is
 /// exiting).

@@ -169,6 +169,23 @@ impl ScratchPads {
         ))
     }
 
+    /// Reserves the calling thread's pad now, if it has none yet, so that its first
+    /// [`with`](Self::with) allocates nothing. For a rayon pool, warm every worker once,
+    /// before the frames: `pool.broadcast(|_| pads.warm())`.
+    ///
+    /// # Errors
+    /// If the thread's block cannot be reserved (see [`try_with`](Self::try_with)).
+    ///
+    /// ```
+    /// let pads = scope_stack::ScratchPads::new(4096);
+    /// let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// let warmed = pool.broadcast(|_| pads.warm().is_ok());
+    /// assert!(warmed.iter().all(|&ok| ok));
+    /// ```
+    pub fn warm(&self) -> Result<(), AllocError> {
+        self.pad().map(|_| ())
+    }
+
     /// Runs `f` with a scope on the calling thread's pad, then unwinds it. Works on any
     /// thread; nested calls on one thread stack like [`scratch`](crate::scratch()).
     ///

@@ -200,7 +200,9 @@ impl Slots {
         // SAFETY: only the holder calls this, while the slot is open (its record is
         // initialised).
         let names = unsafe { &*ptr::addr_of!((*h).info).cast::<ScopeInfo>() }.profiler;
-        crate::profiler::plot(crate::profiler::Plot::Used(names.top), used);
+        if let Some(top) = names.top {
+            crate::profiler::plot(crate::profiler::Plot::Used(top), used);
+        }
     }
 
     /// Address where slot `index`'s sub-block begins.

@@ -18,13 +18,34 @@
 //! | a pool `insert` / `remove` | plot `<pool> len` |
 //! | an out-of-memory or budget error (returned or panicking) | a message: the error and the text memory map |
 //!
-//! Names are as in the memory map. Two pools live at once with one name (the same
+//! Names are as in the memory map (a slot loaded with `load_concurrent` is named once:
+//! `levels/canyon/Pool<Enemy>`). Two pools live at once with one name (the same
 //! scope name on two threads' blocks, two `Pool<Enemy>` in one scope) get `name#2`,
 //! `name#3`, ..., so a discard never ends another pool's allocations. Each distinct name
 //! is copied once into memory that lives until the program ends (Tracy keeps the
 //! pointer, and a name in a slot's memory would be gone after the unload); nothing
 //! else touches the heap per event. The out-of-memory message is formatted on the heap
 //! on that failure path.
+//!
+//! **No profiler, no cost.** The first block starts a thread that asks the Tracy
+//! client every 10 ms whether a profiler is connected. A scope, slot or container that
+//! opens while none is reads that (one relaxed load) and stays hidden until it ends: no
+//! name is made, no event sent, nothing touches the heap. One that opens while a
+//! profiler is connected is named then, by its full path, and shown from its first
+//! allocation for as long as that connection lasts; what was open before the profiler
+//! connected stays hidden until it ends. So a profiler that connects mid-run never sees
+//! a free of an allocation it was not shown, nor a discard of a pool it was not shown
+//! an allocation of (a pool that showed none gets no discard: Tracy's server mis-times
+//! the memory events that follow a discard of a pool it does not know). A profiler that
+//! disconnects and connects again within one 10 ms poll is taken for the same
+//! connection.
+//!
+//! **The name table is bounded.** After 1,024 names, a name the table has never seen
+//! is shown under its base name, each run of digits written `*`: scopes or slots named
+//! `frame 1234` share `.../frame *`. At 1,280 names (base names and `#2` variants
+//! included) the table is full: a pool whose name has no free entry is not shown, and
+//! the profiler gets one message saying so. Each name costs about 150 bytes and five
+//! copies of its text (cut at 200 bytes): at most about 1.5 MiB in all.
 //!
 //! Plots change when their figure can have changed at a scope boundary, not per
 //! allocation, so a frame that opens a `"frame"` scope under `"level"` plots the level's
@@ -38,8 +59,9 @@
 //!
 //! The Tracy client is built with `enable` and `ondemand`: it collects nothing until a
 //! profiler connects, so a program with no profiler keeps no growing queue and exits
-//! without waiting. The client is C++ and needs `std`, so the feature implies `std` and
-//! has no `no_std` form. Miri and loom runs leave it off.
+//! without waiting. The client is C++ (building it takes about 31 s) and needs `std`,
+//! so the feature implies `std` and has no `no_std` form. Miri and loom runs leave it
+//! off.
 //!
 //! ```
 //! use scope_stack::LinearAllocator;

@@ -19,37 +19,70 @@ fn plot(name: &str, value: usize) -> Recorded {
 }
 
 /// Checks what every recording must keep, and returns the allocations per pool
-/// (address, size), in order.
+/// (address, size), in order. Each [`Recorded::Connected`] starts a new capture: the
+/// profiler that connects knows nothing of what came before.
+///
+/// The rules: an allocation is not empty and not made twice while live; a free ends
+/// an allocation this capture was shown; a discard ends a pool this capture was shown
+/// an allocation of since that pool's last discard (Tracy's server mis-times what
+/// follows any other discard); every pool and plot is named (no empty segment); at the
+/// end, every allocation was ended by a free or a discard.
 fn check_rules(events: &[Recorded]) -> HashMap<&'static str, Vec<(usize, usize)>> {
     let mut live: HashMap<&'static str, HashSet<usize>> = HashMap::new();
-    let mut discarded: HashSet<&'static str> = HashSet::new();
+    let mut shown: HashSet<&'static str> = HashSet::new();
     let mut allocs: HashMap<&'static str, Vec<(usize, usize)>> = HashMap::new();
+    let named = |e: &Recorded, name: &str| {
+        assert!(
+            !name.is_empty() && !name.split('/').any(str::is_empty),
+            "{e:?}: every pool and plot is named"
+        );
+    };
     for e in events {
         match *e {
             Alloc { pool, addr, size } => {
+                named(e, pool);
                 assert!(size > 0, "{e:?}: no empty allocations");
                 assert!(
                     live.entry(pool).or_default().insert(addr),
                     "{e:?}: allocated twice while live"
                 );
-                discarded.remove(pool);
+                shown.insert(pool);
                 allocs.entry(pool).or_default().push((addr, size));
             }
             Free { pool, addr } => assert!(
                 live.entry(pool).or_default().remove(&addr),
-                "{e:?}: freed but not live"
+                "{e:?}: freed but not shown, or not live"
             ),
             Discard { pool } => {
                 live.remove(pool);
-                assert!(discarded.insert(pool), "{e:?}: discarded twice");
+                assert!(
+                    shown.remove(pool),
+                    "{e:?}: a discard of a pool this capture was not shown an allocation of"
+                );
             }
-            _ => {}
+            Recorded::Plot { ref name, .. } => named(e, name),
+            Recorded::Connected => {
+                live.clear();
+                shown.clear();
+            }
+            Recorded::Message { .. } => {}
         }
     }
     for (pool, addrs) in &live {
         assert!(addrs.is_empty(), "{pool}: {addrs:?} never ended");
     }
     allocs
+}
+
+/// The pools shown in `events` (allocated in, freed in or discarded).
+fn pools(events: &[Recorded]) -> HashSet<&'static str> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Alloc { pool, .. } | Free { pool, .. } | Discard { pool } => Some(*pool),
+            _ => None,
+        })
+        .collect()
 }
 
 fn addr<T: ?Sized>(r: &T) -> usize {
@@ -183,14 +216,13 @@ fn a_concurrent_scope_shows_every_workers_allocations_in_its_pool() {
         .iter()
         .filter(|e| matches!(e, Discard { .. }))
         .collect();
+    // The parent showed no allocation, so it gets no discard (Tracy's server mis-times
+    // what follows a discard of a pool it has not seen).
     assert_eq!(
         discards,
-        [
-            &Discard {
-                pool: "tc_frame/jobs"
-            },
-            &Discard { pool: "tc_frame" }
-        ]
+        [&Discard {
+            pool: "tc_frame/jobs"
+        }]
     );
 }
 
@@ -369,4 +401,236 @@ fn an_iterator_collected_in_place_shows_the_size_it_kept() {
     let allocs = check_rules(&events);
     let last = *allocs["ti_scope"].last().unwrap();
     assert_eq!(last, (at, 334 * 4));
+}
+
+struct PoolLevel<'s> {
+    name: &'s str,
+    pool: &'s mut crate::Pool<'s, u32>,
+}
+slot_root!(struct PoolLevelRoot = for<'s> PoolLevel<'s>);
+
+/// Loads `name` into `levels` through a concurrent scope, with a pool of two objects.
+fn load_pool_level<'a>(
+    levels: &'a crate::Slots,
+    name: &str,
+) -> crate::Loaded<'a, PoolLevelRoot, crate::Shared> {
+    let level = levels
+        .load_concurrent::<PoolLevelRoot>(name, |jobs| {
+            let pool = jobs.new_pool::<u32>(4);
+            PoolLevel {
+                name: jobs.alloc_str(name),
+                pool,
+            }
+        })
+        .unwrap();
+    level.with(|l| {
+        let _kept = l.pool.insert(1).unwrap().into_handle();
+        let _gone = l.pool.insert(2).unwrap();
+    });
+    level
+}
+
+#[test]
+fn a_slot_loaded_through_a_concurrent_scope_names_its_pools_once() {
+    let rec = Recording::start("tl_");
+    let mut memory = LinearAllocator::with_capacity(1 << 18).unwrap();
+    memory.scope("tl_game", |game| {
+        let levels = game.new_slots("tl_levels", 2, 32 << 10);
+        let canyon = load_pool_level(levels, "canyon");
+        canyon.with(|l| assert_eq!(l.name, "canyon"));
+        drop(canyon);
+    });
+    let events = rec.finish();
+    let allocs = check_rules(&events);
+    let shown = pools(&events);
+    assert!(shown.contains("tl_levels/canyon/Pool<u32>"), "{shown:?}");
+    assert!(
+        shown.iter().all(|p| !p.contains("canyon/canyon")),
+        "{shown:?}"
+    );
+    // The concurrent scope places in the slot's pool: the level's name, its root, the
+    // pool's arrays (and the scope's own record, placed by the slot).
+    assert!(
+        allocs["tl_levels/canyon"]
+            .iter()
+            .any(|&(_, size)| size == 6),
+        "the name"
+    );
+    let discards: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Discard { pool } => Some(*pool),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        discards,
+        ["tl_levels/canyon/Pool<u32>", "tl_levels/canyon", "tl_game"],
+        "one discard of the slot's pool, at the unload"
+    );
+    assert!(events.contains(&plot("tl_levels/canyon used", 0)));
+}
+
+#[test]
+fn a_profiler_connecting_mid_run_is_shown_only_pools_that_open_after() {
+    use allocator_api2::boxed::Box;
+    let rec = Recording::start_disconnected("tm_");
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("tm_game", |game| {
+        let levels = game.new_slots("tm_levels", 3, 32 << 10);
+        let enemies = game.new_pool::<u64>(8);
+        let early = enemies.insert(1).unwrap();
+        let canyon = load_pool_level(levels, "canyon");
+        let mut late_pool = None;
+        game.scope("frame", |frame| {
+            let early_box = Box::new_in(7u64, &**frame);
+            rec.connect(); // partway through a frame
+            let _ = frame.new_pod(3u64); // the frame opened before: not shown
+            drop(early_box); // allocated before: its free is not shown
+            frame.scope("inner", |inner| {
+                let b = Box::new_in(9u32, &**inner);
+                drop(b);
+                inner.new_pod(1u8);
+            });
+            frame.scope_concurrent("jobs", |jobs| {
+                jobs.alloc_str("in a concurrent scope opened after");
+            });
+            let pool = frame.new_pool::<u32>(4);
+            let _a = pool.insert(5).unwrap();
+            let _b = pool.insert(6).unwrap().into_handle();
+            late_pool = Some(());
+        });
+        drop(early); // a pool that opened before: nothing
+        let _ = enemies.insert(2).unwrap();
+        canyon.with(|l| drop(l.pool.insert(3).unwrap())); // a slot loaded before
+        drop(canyon); // its unload: no discard, no plot
+        let forest = load_pool_level(levels, "forest");
+        game.scope("frame", |frame| {
+            frame.new_pod(4u64);
+        });
+        rec.disconnect();
+        game.scope("frame", |frame| {
+            frame.new_pod(5u64);
+        });
+        let glacier = load_pool_level(levels, "glacier"); // opened while none connected
+        rec.connect(); // a second capture
+        drop(forest); // named in the first: nothing in the second
+        drop(glacier);
+        game.scope("frame", |frame| {
+            frame.new_pod(6u64);
+        });
+        assert!(late_pool.is_some());
+    });
+    let events = rec.finish();
+    let allocs = check_rules(&events);
+    let captures: Vec<&[Recorded]> = events.split(|e| *e == Recorded::Connected).collect();
+    assert_eq!(captures.len(), 3);
+    assert!(captures[0].is_empty(), "nothing before a profiler connects");
+    let first = pools(captures[1]);
+    let second = pools(captures[2]);
+    let want_first = [
+        "tm_game/frame/inner",
+        "tm_game/frame/jobs",
+        "tm_game/frame/Pool<u32>",
+        "tm_levels/forest",
+        "tm_levels/forest/Pool<u32>",
+        "tm_game/frame",
+    ];
+    for pool in want_first {
+        assert!(first.contains(pool), "{pool} in {first:?}");
+    }
+    assert_eq!(first.len(), want_first.len(), "{first:?}");
+    assert_eq!(
+        second,
+        HashSet::from(["tm_game/frame"]),
+        "only the frame that opened after the second connect"
+    );
+    // The first frame, shown from its start in the first capture, is the second
+    // frame of the game; the one that opened before the connect showed nothing.
+    assert_eq!(allocs["tm_game/frame"].len(), 2, "one frame per capture");
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, Recorded::Plot { name, .. } if name.starts_with("tm_game ") || name.starts_with("tm_levels/canyon"))));
+    assert!(events.contains(&plot("tm_game/frame/Pool<u32> len", 0)));
+}
+
+#[test]
+fn twenty_thousand_frame_names_keep_the_name_table_bounded() {
+    use crate::profiler::names;
+    let rec = Recording::start("tq_");
+    let _table = names::exclusive();
+    names::reset();
+    let mut memory = LinearAllocator::with_capacity(1 << 18).unwrap();
+    memory.scope("tq_game", |game| {
+        let frames = game.new_slots("tq_frames", 2, 4096);
+        let mut name = String::new();
+        for i in 0..20_000u32 {
+            use core::fmt::Write;
+            name.clear();
+            write!(name, "frame {i}").unwrap();
+            game.scope(&name, |frame| {
+                frame.new_pod(i);
+            });
+            let slot = frames
+                .load::<LevelRoot>(&name, |s| Level {
+                    name: s.alloc_str("x"),
+                })
+                .unwrap();
+            drop(slot);
+        }
+    });
+    // (Other tests may be making names at the same time: count this test's.)
+    let count = names::count_with_prefix("tq_");
+    names::reset();
+    let events = rec.finish();
+    check_rules(&events);
+    let shown = pools(&events);
+    // Every frame was shown, the first under their own names, the rest under the
+    // names' base names.
+    assert!(shown.contains("tq_game/frame 0") && shown.contains("tq_frames/frame 0"));
+    assert!(shown.contains("tq_game/frame *") && shown.contains("tq_frames/frame *"));
+    assert!(!shown.contains("tq_game/frame 19999"));
+    // The game, then frame names until the limit, then the two base names.
+    assert_eq!(count, names::NAME_LIMIT + 2);
+    assert_eq!(shown.len(), count, "each name a pool");
+    let discards = events
+        .iter()
+        .filter(|e| matches!(e, Discard { .. }))
+        .count();
+    assert_eq!(
+        discards,
+        2 * 20_000 + 1,
+        "every frame and slot, then the game"
+    );
+}
+
+#[test]
+fn past_the_hard_limit_new_pools_are_not_shown() {
+    use crate::profiler::names;
+    let rec = Recording::start("th_");
+    let _table = names::exclusive();
+    names::reset();
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    // Names without digits have themselves as base names.
+    let letters = |mut i: usize| {
+        let mut s = String::from("th_");
+        for _ in 0..3 {
+            s.push(char::from(b'a' + (i % 26) as u8));
+            i /= 26;
+        }
+        s
+    };
+    for i in 0..names::HARD_LIMIT + 100 {
+        memory.scope(&letters(i), |s| {
+            s.new_pod(1u8);
+        });
+    }
+    let (count, ours) = (names::count(), names::count_with_prefix("th_"));
+    names::reset();
+    let events = rec.finish();
+    check_rules(&events);
+    assert_eq!(count, names::HARD_LIMIT);
+    assert_eq!(pools(&events).len(), ours, "every name made was shown");
+    assert!(ours > names::NAME_LIMIT);
+    assert!(!pools(&events).contains(letters(names::HARD_LIMIT + 50).as_str()));
 }

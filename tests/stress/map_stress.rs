@@ -42,9 +42,10 @@ fn maps_agree_with_themselves_while_slots_change_hands() {
                             for n in 0..rounds() {
                                 let name = if n % 2 == 0 { "even" } else { "odd" };
                                 if (n + id) % 3 == 0 {
-                                    let level = levels.load_concurrent::<LevelRoot>(name, |s| {
-                                        Level { enemies: s.new_pool(4) }
-                                    });
+                                    let level =
+                                        levels.load_concurrent::<LevelRoot>(name, |s| Level {
+                                            enemies: s.new_pool(4),
+                                        });
                                     if let Ok(level) = level {
                                         level.with(|l| assert_eq!(l.enemies.len(), 0));
                                     }
@@ -67,7 +68,11 @@ fn maps_agree_with_themselves_while_slots_change_hands() {
                         maps.fetch_add(1, Ordering::Relaxed);
                         let row = map.scopes.iter().find(|s| s.name == "game").unwrap();
                         let set = &row.slots[0];
-                        let held = set.slots.iter().filter(|s| s.state != SlotState::Free).count();
+                        let held = set
+                            .slots
+                            .iter()
+                            .filter(|s| s.state != SlotState::Free)
+                            .count();
                         assert_eq!(set.loaded, held, "the count contradicts the rows: {set:?}");
                         assert!(set.most_loaded >= set.loaded);
                         for slot in &set.slots {
@@ -86,7 +91,10 @@ fn maps_agree_with_themselves_while_slots_change_hands() {
                             }
                             let (start, end) = (slot.offset, slot.offset + set.bytes_each);
                             for row in &slot.contents {
-                                assert!(row.offset >= start && row.offset + row.bytes <= end, "{row:?}");
+                                assert!(
+                                    row.offset >= start && row.offset + row.bytes <= end,
+                                    "{row:?}"
+                                );
                             }
                             if let Some(c) = &slot.concurrent {
                                 for ch in &c.chunks {

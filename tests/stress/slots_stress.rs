@@ -275,7 +275,11 @@ fn a_load_is_never_full_while_a_slot_is_free() {
                 });
             }
         });
-        assert_eq!(full.load(Ordering::Relaxed), 0, "loads that said Full with a slot free");
+        assert_eq!(
+            full.load(Ordering::Relaxed),
+            0,
+            "loads that said Full with a slot free"
+        );
         assert_eq!(slots.loaded(), 0);
     });
 }

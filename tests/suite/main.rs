@@ -22,6 +22,7 @@ mod concurrent_no_heap;
 mod dense_pool;
 mod drop_order;
 mod levels;
+mod map_handle;
 mod no_heap;
 mod observability;
 mod panics;

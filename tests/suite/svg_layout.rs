@@ -584,3 +584,90 @@ fn every_legend_colour_means_one_thing() {
         }
     }
 }
+
+/// Slots loaded through concurrent scopes at several offsets: every chunk row of the
+/// text and of the picture counts from the start of the block and lies inside its own
+/// slot (they once counted from the slot's start, so the picture drew every slot's
+/// chunks inside the first slot), a thread's chunks fold into one row, the scale has
+/// one unit, and a run of free slots is one row.
+#[test]
+fn concurrent_slots_at_several_offsets_are_drawn_in_their_slots() {
+    use scope_stack::{slot_root, Loaded, Shared};
+    slot_root!(struct Bytes = for<'s> &'s [u8]);
+    let mut memory = LinearAllocator::with_capacity(4 << 20).unwrap();
+    memory.scope("systems", |systems| {
+        let levels = systems.new_slots("levels", 5, 512 << 10);
+        let load = |name: &str, n: usize| -> Loaded<'_, Bytes, Shared> {
+            levels
+                .load_concurrent::<Bytes>(name, |s| {
+                    let parts: Vec<usize> = std::thread::scope(|t| {
+                        let hs: Vec<_> = (0..2)
+                            .map(|_| {
+                                t.spawn(move || {
+                                    // Several chunks per thread: 24 small allocations.
+                                    (0..24)
+                                        .map(|_| s.alloc_slice_fill_copy(300, 7u8).len())
+                                        .sum()
+                                })
+                            })
+                            .collect();
+                        hs.into_iter().map(|h| h.join().unwrap()).collect()
+                    });
+                    &*s.alloc_slice_fill_copy(n + parts.len(), 1u8)
+                })
+                .unwrap()
+        };
+        let a = load("harbour", 100);
+        let b = load("canyon", 200);
+        let c = load("glacier", 300);
+        drop(b); // a free slot between two loaded ones, and two free at the end
+        let map = systems.report();
+        let set = &map.scopes[0].slots[0];
+        let mut chunks = 0;
+        for slot in &set.slots {
+            let Some(region) = &slot.concurrent else {
+                continue;
+            };
+            for ch in &region.chunks {
+                chunks += 1;
+                assert!(
+                    ch.offset >= slot.offset
+                        && ch.offset + ch.bytes <= slot.offset + set.bytes_each,
+                    "chunk {ch:?} outside slot {} at {}",
+                    slot.index,
+                    slot.offset
+                );
+            }
+        }
+        assert!(chunks >= 4, "{set:?}");
+        let text = map.to_string();
+        assert!(text.contains(" chunks of thread "), "{text}");
+        assert_eq!(text.matches("- 2 Slots free").count(), 1, "{text}");
+        // Leaders end in increasing order (assert_readable): a chunk drawn in the wrong
+        // slot would send its leader back across the others.
+        let layout = assert_readable(&map, "concurrent_slots");
+        let rows = rows(&layout);
+        assert!(rows.iter().any(|r| r.contains("2 Slots free")), "{rows:?}");
+        assert!(
+            rows.iter().any(|r| r.contains(" chunks of thread ")),
+            "{rows:?}"
+        );
+        // One unit on the scale.
+        let ticks: Vec<&str> = layout
+            .labels
+            .iter()
+            .filter(|l| l.leader_to.is_none() && (l.text == "0" || l.text.ends_with('B')))
+            .map(|l| l.text.as_str())
+            .filter(|t| {
+                *t == "0"
+                    || t.split(' ')
+                        .next()
+                        .is_some_and(|n| n.parse::<f64>().is_ok())
+            })
+            .collect();
+        let units: std::collections::BTreeSet<&str> =
+            ticks.iter().filter_map(|t| t.split(' ').nth(1)).collect();
+        assert_eq!(units.len(), 1, "{ticks:?}");
+        drop((a, c));
+    });
+}

@@ -114,7 +114,7 @@ pub(crate) unsafe fn api_deallocate<'s, C: Core<'s>>(c: C, ptr: NonNull<u8>, lay
     let addr = ptr.as_ptr().addr();
     #[cfg(feature = "tracy")]
     if layout.size() != 0 {
-        crate::profiler::free(Some(c.profiler_pool()), addr);
+        crate::profiler::free(c.profiler_pool(), addr);
     }
     if is_last(c, addr, layout.size()) {
         // SAFETY: the caller gave the block up; it is the newest of the region.
@@ -128,7 +128,7 @@ pub(crate) unsafe fn api_deallocate<'s, C: Core<'s>>(c: C, ptr: NonNull<u8>, lay
 fn moved_from<'s, C: Core<'s>>(c: C, old: NonNull<u8>, old_size: usize) {
     #[cfg(feature = "tracy")]
     if old_size != 0 {
-        crate::profiler::free(Some(c.profiler_pool()), old.as_ptr().addr());
+        crate::profiler::free(c.profiler_pool(), old.as_ptr().addr());
     }
 }
 
@@ -140,9 +140,9 @@ fn resized<'s, C: Core<'s>>(c: C, at: NonNull<u8>, old_size: usize, new_size: us
     {
         let addr = at.as_ptr().addr();
         if old_size != 0 {
-            crate::profiler::free(Some(c.profiler_pool()), addr);
+            crate::profiler::free(c.profiler_pool(), addr);
         }
-        crate::profiler::alloc(Some(c.profiler_pool()), addr, new_size);
+        crate::profiler::alloc(c.profiler_pool(), addr, new_size);
     }
 }
 

@@ -108,7 +108,7 @@ pub(crate) unsafe fn try_alloc_iter<'s, C: Core<'s>, T>(
         {
             let (at, size) = grow.shown;
             if size != 0 && grow.end - at != size {
-                crate::profiler::realloc(Some(c.profiler_pool()), at, at, grow.end - at);
+                crate::profiler::realloc(c.profiler_pool(), at, at, grow.end - at);
             }
         }
     } else {
@@ -310,7 +310,7 @@ impl<'s, C: Core<'s>, T> Drop for Growing<'s, C, T> {
                     unsafe { c.give_back(self.from, self.end) };
                     #[cfg(feature = "tracy")]
                     if self.shown.1 != 0 {
-                        crate::profiler::free(Some(c.profiler_pool()), self.shown.0);
+                        crate::profiler::free(c.profiler_pool(), self.shown.0);
                     }
                 }
             }

@@ -119,16 +119,22 @@ pub unsafe trait Core<'s>: Copy {
     /// initialised) until the scope ends.
     unsafe fn register_pool(self, link: crate::scope::info::PoolLink);
 
-    /// The profiler pool this surface's allocations are shown in (feature `tracy`).
+    /// The profiler pool this surface's allocations are shown in (feature `tracy`):
+    /// `None` while it is hidden (it opened with no profiler connected).
     #[cfg(feature = "tracy")]
-    fn profiler_pool(self) -> &'static crate::profiler::Name;
+    fn profiler_pool(self) -> Option<&'static crate::profiler::Name>;
+
+    /// Writes the path of this surface's scope as the profiler names it (feature
+    /// `tracy`), to name the containers carved from it.
+    #[cfg(feature = "tracy")]
+    fn profiler_path(self, text: &mut crate::profiler::names::Text);
 }
 
 /// Shows `size` bytes placed at `at` through `c` in the profiler (feature `tracy`).
 #[cfg(feature = "tracy")]
 #[inline]
 pub(crate) fn placed<'s, C: Core<'s>>(c: C, at: NonNull<u8>, size: usize) {
-    crate::profiler::alloc(Some(c.profiler_pool()), at.as_ptr().addr(), size);
+    crate::profiler::alloc(c.profiler_pool(), at.as_ptr().addr(), size);
 }
 
 /// A value that lends a [`Core`]: a surface's handle as the `Place` trait holds it

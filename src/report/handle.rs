@@ -1,0 +1,263 @@
+//! [`MapHandle`]: the block's memory map from any thread.
+//!
+//! A plain scope (`ScopeStack`, `Scope`, and through them a slot's scope) is not
+//! `Sync`: its owner changes its state without synchronisation, and its child scopes'
+//! records live in the owner's stack frames, which go away without notice. A
+//! `MapHandle` reads only what stays valid, and is safe to read from another thread,
+//! for as long as the scope it was taken from lives:
+//! - the records of that scope and of the scopes it is nested in: their names, starts
+//!   and parents never change while it lives, and the outer scopes' finalizer chains
+//!   are frozen (each is mutably borrowed by the child it opened);
+//! - their container lists and each container's report record (atomics, see
+//!   `crate::scope::info`), and each slot's contents under its read pin (see
+//!   `crate::slots::table`), exactly as any report does;
+//! - the bump pointer and the block's high-water mark, which are relaxed atomics that
+//!   only the owning thread writes (see `crate::block::cursor`).
+//!
+//! It never reads the scopes opened above it (their records may be gone by the time it
+//! follows a pointer), nor the watched scope's own finalizer chain, which its owner is
+//! still linking. Invariant: everything a handle's report reads is either immutable
+//! for the handle's lifetime or read through atomics or a slot's read pin.
+
+use alloc::vec::Vec;
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
+use crate::block::cursor::Cursor;
+use crate::block::linear::LinearAllocator;
+use crate::concurrent::{ConcurrentScope, Inner, LocalScope};
+use crate::scope::info::ScopeInfo;
+use crate::scope::ScopeStack;
+
+use super::gather::pool_rows;
+use super::map::MemoryMap;
+use super::scope_row::scope_row;
+
+/// A handle on a block's memory map that any thread may use: `Copy`, `Send` and `Sync`.
+///
+/// Take one from the scope a game lives in, before the frame loop, and take maps from
+/// the render thread, a rayon job inside `install`, or a debug overlay, without opening
+/// a scope for it. It borrows nothing but the scope's lifetime, so the scope goes on
+/// opening children (frames) while the handle is in use.
+///
+/// A map taken through a handle shows the scope the handle came from and every scope
+/// it is nested in, with their containers and slots (a slot's rows come from one read
+/// under its pin, as in any report). What it may see while the owning thread works:
+/// - the block's used bytes and high-water mark as of the moment it reads the bump
+///   pointer (a snapshot: a thread placing values meanwhile moves it on);
+/// - the scope it came from as the last row, holding every byte above its start:
+///   scopes opened above it (frames, scratch on the same block) are counted in its
+///   bytes but not listed, and the room that a concurrent scope opened above it has
+///   claimed is not counted;
+/// - that scope's `finalizers` as 0 (its owner links new ones as it places; the
+///   scopes below it show theirs);
+/// - containers and slots as each one's report record stands when it is read.
+///
+/// From a concurrent scope ([`ConcurrentScope::map_handle`], [`LocalScope::map_handle`])
+/// the handle gives the same map as [`ConcurrentScope::report`].
+///
+/// ```
+/// use scope_stack::{slot_root, LinearAllocator};
+/// slot_root!(struct Frame = for<'s> &'s [u32]);
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+/// memory.scope("game", |game| {
+///     let frames = game.new_slots("frames", 2, 16 << 10);
+///     let map = game.map_handle(); // before the loop: `game` goes on opening frames
+///     std::thread::scope(|t| {
+///         let render = t.spawn(move || map.report().to_string());
+///         let f = frames.load::<Frame>("frame 1", |s| &*s.alloc_slice_copy(&[1, 2, 3])).unwrap();
+///         game.scope("scratch", |s| { s.alloc_str("per-frame"); });
+///         drop(f);
+///         assert!(render.join().unwrap().contains("Slots frames"));
+///     });
+///     assert_eq!(map.report().scopes[0].name, "game");
+/// });
+/// ```
+///
+/// A handle cannot outlive the scope it watches:
+///
+/// ```compile_fail
+/// use scope_stack::{LinearAllocator, MapHandle};
+/// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+/// let handle: MapHandle<'_> = memory.scope("level", |level| level.map_handle());
+/// handle.report(); // error: the handle would outlive `level`
+/// ```
+#[derive(Clone, Copy)]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
+pub struct MapHandle<'s> {
+    source: Source,
+    _scope: PhantomData<&'s ()>,
+}
+
+#[derive(Clone, Copy)]
+enum Source {
+    /// A plain scope: its record, its cursor and its block.
+    Plain {
+        info: NonNull<ScopeInfo>,
+        cursor: NonNull<Cursor>,
+        block: NonNull<LinearAllocator>,
+    },
+    /// A concurrent scope's shared state (its own report reads only that).
+    Concurrent(NonNull<Inner>),
+}
+
+impl core::fmt::Debug for MapHandle<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("MapHandle").finish_non_exhaustive()
+    }
+}
+
+// SAFETY: a handle reads, from any thread, only what the module docs list: records and
+// chains that nothing writes while the watched scope lives (`'s`), atomics, and slot
+// contents under their read pins. It writes nothing. So sharing or sending it lets no
+// two threads touch the same non-atomic memory with a write among them.
+unsafe impl Send for MapHandle<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for MapHandle<'_> {}
+
+impl<'s> ScopeStack<'s> {
+    /// A handle that takes this block's memory map from any thread, for as long as this
+    /// scope lives; see [`MapHandle`] for what it shows.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     let map = level.map_handle();
+    ///     level.new_pool::<u64>(8);
+    ///     let text = std::thread::scope(|t| t.spawn(|| map.report().to_string()).join().unwrap());
+    ///     assert!(text.contains("Pool<u64>"));
+    /// });
+    /// ```
+    pub fn map_handle(&self) -> MapHandle<'s> {
+        MapHandle {
+            source: Source::Plain {
+                info: NonNull::from(self.info()),
+                cursor: NonNull::from(self.cursor()),
+                block: NonNull::from(self.allocator()),
+            },
+            _scope: PhantomData,
+        }
+    }
+}
+
+impl<'env> ConcurrentScope<'env> {
+    /// A handle that takes this scope's map from any thread (the map
+    /// [`report`](Self::report) gives), for as long as the scope is borrowed.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.scope_concurrent("load", |load| {
+    ///         let map = load.map_handle();
+    ///         load.alloc_str("mesh");
+    ///         assert_eq!(map.report().scopes[1].name, "load");
+    ///     });
+    /// });
+    /// ```
+    pub fn map_handle(&self) -> MapHandle<'_> {
+        MapHandle {
+            source: Source::Concurrent(NonNull::from(&self.inner)),
+            _scope: PhantomData,
+        }
+    }
+}
+
+impl<'a> LocalScope<'a> {
+    /// A handle that takes the concurrent scope's map from any thread; see
+    /// [`ConcurrentScope::map_handle`].
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.scope_concurrent("load", |load| {
+    ///         let here = load.local();
+    ///         let map = here.map_handle();
+    ///         here.new_pod(7u64);
+    ///         assert_eq!(map.report().scopes[1].name, "load");
+    ///     });
+    /// });
+    /// ```
+    pub fn map_handle(&self) -> MapHandle<'a> {
+        MapHandle {
+            source: Source::Concurrent(NonNull::from(self.inner())),
+            _scope: PhantomData,
+        }
+    }
+}
+
+impl MapHandle<'_> {
+    /// A snapshot of the block as the handle sees it (see [`MapHandle`]). Allocates
+    /// the map on the global heap, as every report does.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("systems", |systems| {
+    ///     systems.alloc_raw(100, 1);
+    ///     let map = systems.map_handle().report();
+    ///     assert_eq!((map.used, map.scopes.len()), (100, 1));
+    /// });
+    /// ```
+    pub fn report(&self) -> MemoryMap {
+        match self.source {
+            // SAFETY: the concurrent scope's state lives as long as the scope, which
+            // outlives the handle (`'s`); its report is made to run on any thread.
+            Source::Concurrent(inner) => unsafe { inner.as_ref() }.report(),
+            Source::Plain {
+                info,
+                cursor,
+                block,
+            } => {
+                // SAFETY: the record, the cursor and the block outlive the watched
+                // scope, and so the handle; what is read through them is listed in the
+                // module docs.
+                unsafe { plain_report(info.as_ref(), cursor.as_ref(), block.as_ref()) }
+            }
+        }
+    }
+}
+
+/// The map of a plain scope's handle.
+///
+/// # Safety
+/// `watched` is a live scope's record on `block`, `cursor` its cursor; they stay live
+/// for the call. Only the fields the module docs list are read.
+unsafe fn plain_report(watched: &ScopeInfo, cursor: &Cursor, block: &LinearAllocator) -> MemoryMap {
+    let capacity = block.capacity();
+    let block_start = block.end_addr() - capacity;
+    // Relaxed atomics, written by the owning thread only: a snapshot.
+    let top = cursor.cur();
+    let high = block.high_water_addr().max(top);
+    let mut scopes = Vec::new();
+    let mut upper = top;
+    let mut at = Some(watched);
+    while let Some(info) = at {
+        let (pools, slots) = pool_rows(info, capacity, block_start);
+        // The watched scope's chain is being linked by its owner; the outer scopes'
+        // chains are frozen while it lives.
+        let read_chain = !core::ptr::eq(info, watched);
+        scopes.push(scope_row(
+            info,
+            block_start,
+            upper.saturating_sub(info.start),
+            top.saturating_sub(info.start),
+            pools,
+            slots,
+            read_chain,
+        ));
+        upper = info.start;
+        // SAFETY: the parents of a live scope are live (see `crate::scope::info`).
+        at = info.parent.map(|p| unsafe { &*p.as_ptr() });
+    }
+    scopes.reverse();
+    MemoryMap {
+        capacity,
+        used: top - block_start,
+        high_water_mark: high - block_start,
+        scopes,
+    }
+}
