@@ -417,6 +417,24 @@ fn main() {
     let mut cases = Vec::new();
     memory.scope("bench", |game| {
         let slots = game.new_slots("levels", 2, largest + (4 << 20));
+        // What a loaded level takes in its scope, in each format (a sequence longer
+        // than the thread's staging block grows at the top of the scope instead, and
+        // leaves the room it moved out of unused until the scope ends).
+        for f in &sets {
+            for format in [Format::Json, Format::Binary] {
+                let used = game.scope("probe", |s| {
+                    let level = scope_load(format, s, format.bytes(f));
+                    assert_eq!(checksum(&level), f.sum);
+                    s.used()
+                });
+                println!(
+                    "level {} from {}: {:.2} MB in its scope",
+                    f.label,
+                    format.name(),
+                    used as f64 / 1e6
+                );
+            }
+        }
         for f in &sets {
             for format in [Format::Json, Format::Binary] {
                 for phase in ["load", "unload"] {
