@@ -3,9 +3,14 @@
 //! frames run.
 //!
 //! - A `systems` scope carves two level slots and a ring of three frame slots.
-//! - Levels load on a loader thread: `load_concurrent_wait` opens a concurrent scope on
-//!   a free level slot, rayon jobs decode the level's tiles into it, and the loader
-//!   carves the level's `Pool` of enemies and `DensePool` of shots there too. The
+//! - Levels come from JSON files in `examples/levels/` (edit them by hand; they are
+//!   read once at start and checked, so a broken file is reported with its name, line
+//!   and column). They load on a loader thread: `load_concurrent_wait` opens a
+//!   concurrent scope on a free level slot, the level file is deserialized straight
+//!   into it (`#[derive(DeserializeIn)]`: names, enemy groups, patrol paths and a map of
+//!   properties, with no heap types on the way), rayon jobs decode the level's tiles
+//!   into it, and the loader carves the level's `Pool` of enemies (from the file's
+//!   groups) and `DensePool` of shots there too. The
 //!   finished `Loaded` level, pools and all, is sent to the game thread. The game plays
 //!   level A while B loads; when B arrives it switches to B and drops A, whose slot
 //!   rewinds in one step for the next level. Four levels go round, so each slot is
@@ -23,14 +28,16 @@
 //!   injector included).
 //!
 //! ```text
-//! cargo run --release --example level_streaming -- --frames 2000 --jobs 2
+//! cargo run --release --features serde,derive --example level_streaming -- --frames 2000 --jobs 2
 //! ```
 
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::time::{Duration, Instant};
 
+use scope_stack::serde::{DeserializeIn, ScopeMap};
 use scope_stack::{
     slot_root, ConcurrentScope, DenseHandle, DensePool, LinearAllocator, Loaded, Pool, Shared,
     Slots,
@@ -83,9 +90,40 @@ struct Shot {
     velocity: [f32; 2],
 }
 
-/// A level, built in its slot by the loader's jobs.
+/// A level file (`examples/levels/*.json`), deserialized straight into the level's
+/// slot: its strings, lists and map are placed there, and the file's bytes may go.
+#[derive(DeserializeIn)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct LevelFile<'s> {
+    name: &'s str,
+    music: &'s str,
+    /// The seed the loader's jobs decode the map from.
+    tile_seed: u32,
+    /// Room for shots in flight (the level's `DensePool`).
+    shots: u32,
+    /// Where the enemies start: each group a grid of `count` enemies.
+    enemy_groups: &'s [EnemyGroup<'s>],
+    /// Patrol paths: lists of points, one list per path.
+    patrols: &'s [&'s [[f32; 2]]],
+    /// Free-form properties (`gravity`, `wind`, `fog`), in file order.
+    props: ScopeMap<'s, &'s str, f32>,
+}
+
+#[derive(DeserializeIn)]
+#[serde(deny_unknown_fields)]
+struct EnemyGroup<'s> {
+    name: &'s str,
+    at: [f32; 2],
+    velocity: [f32; 2],
+    count: u32,
+    columns: u32,
+}
+
+/// A level, built in its slot by the loader and its jobs.
 struct Level<'s> {
     name: &'s str,
+    /// The level file, as read into the slot.
+    file: LevelFile<'s>,
     /// The decoded map.
     tiles: &'s [u8],
     /// Spawn points found in the map (one list per decode job).
@@ -100,16 +138,24 @@ struct Level<'s> {
 }
 slot_root!(struct LevelRoot = for<'s> Level<'s>);
 
-const LEVEL_NAMES: [&str; 4] = ["harbour", "canyon", "glacier", "foundry"];
 const TILES: usize = 256 * 1024;
-const ENEMIES: usize = 4_000;
-const SHOTS: usize = 64;
 
-/// Builds level `number` into its slot's concurrent scope: two jobs decode halves of
-/// the map and list its spawn points; the level's pools are carved here, on the
-/// loader's side, and travel with the level.
-fn build_level<'x>(scope: &'x ConcurrentScope<'x>, number: usize) -> Level<'x> {
-    let seed = (number as u32).wrapping_mul(2_654_435_761);
+/// Where the level files are (found from any working directory).
+const LEVEL_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/levels");
+
+/// Builds a level from its file into its slot's concurrent scope, on the loader
+/// thread: the file is deserialized into the scope, then two jobs decode halves of the
+/// map and list its spawn points; the level's pools are carved here, on the loader's
+/// side, and travel with the level.
+fn build_level<'x>(
+    scope: &'x ConcurrentScope<'x>,
+    text: &[u8],
+    jobs: &rayon::ThreadPool,
+) -> Level<'x> {
+    let mut de = serde_json::Deserializer::from_slice(text);
+    // The files were checked at start (`read_levels`), so this cannot fail.
+    let file = LevelFile::deserialize_in(scope, &mut de).expect("a checked level file");
+    let seed = file.tile_seed.wrapping_mul(2_654_435_761);
     let decode = |half: usize| -> (&'x [u8], &'x [u32]) {
         let lo = half * TILES / 2;
         let tiles = &*scope.alloc_slice_fill_with(TILES / 2, |i| {
@@ -125,30 +171,86 @@ fn build_level<'x>(scope: &'x ConcurrentScope<'x>, number: usize) -> Level<'x> {
         );
         (tiles, spawns)
     };
-    let ((a, sa), (b, sb)) = rayon::join(|| decode(0), || decode(1));
+    let ((a, sa), (b, sb)) = jobs.install(|| rayon::join(|| decode(0), || decode(1)));
     let tiles = scope.alloc_iter(a.iter().chain(b).copied());
     let spawns = scope.alloc_slice_copy(&[sa, sb]);
-    let enemies = scope.new_pool::<Enemy>(ENEMIES);
-    for i in 0..ENEMIES {
-        let enemy = Enemy {
-            position: [(i % 200) as f32, (i / 200) as f32],
-            velocity: [1.0 + (i % 3) as f32, 0.5],
-        };
-        // The handle is not kept: the enemy stays in the pool until removed.
-        enemies
-            .insert(enemy)
-            .ok()
-            .expect("room for every enemy")
-            .into_handle();
+    let capacity: u32 = file.enemy_groups.iter().map(|g| g.count).sum();
+    let enemies = scope.new_pool::<Enemy>(capacity as usize);
+    let wind = file.props.get("wind").copied().unwrap_or(0.0);
+    for group in file.enemy_groups {
+        let columns = group.columns.max(1);
+        for i in 0..group.count {
+            let enemy = Enemy {
+                position: [
+                    group.at[0] + (i % columns) as f32,
+                    group.at[1] + (i / columns) as f32,
+                ],
+                velocity: [group.velocity[0] + wind, group.velocity[1]],
+            };
+            // The handle is not kept: the enemy stays in the pool until removed.
+            enemies
+                .insert(enemy)
+                .ok()
+                .expect("room for every enemy")
+                .into_handle();
+        }
     }
+    let shots = (file.shots as usize).max(1);
     Level {
-        name: scope.alloc_str(LEVEL_NAMES[number % LEVEL_NAMES.len()]),
+        name: file.name,
+        file,
         tiles,
         spawns,
         enemies,
-        shots: scope.new_dense_pool::<Shot>(SHOTS),
-        shot_ring: scope.alloc_slice_fill_copy(SHOTS, None),
+        shots: scope.new_dense_pool::<Shot>(shots),
+        shot_ring: scope.alloc_slice_fill_copy(shots, None),
         fired: 0,
+    }
+}
+
+/// A level file: its slot name (the file name without its number and extension) and
+/// its bytes.
+struct LevelText {
+    name: String,
+    text: Vec<u8>,
+}
+
+/// Reads every level file at start (the only file reads), in file-name order, and
+/// checks each by deserializing it into a scratch scope, so a file broken by a hand
+/// edit is reported here, with its name, line and column.
+fn read_levels(memory: &mut LinearAllocator) -> Result<Vec<LevelText>, Box<dyn std::error::Error>> {
+    let mut paths: Vec<_> = std::fs::read_dir(LEVEL_DIR)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()?;
+    paths.retain(|p| p.extension().is_some_and(|e| e == "json"));
+    paths.sort();
+    let mut levels = Vec::new();
+    for path in &paths {
+        let text = std::fs::read(path)?;
+        memory.scope("checking a level file", |check| {
+            let mut de = serde_json::Deserializer::from_slice(&text);
+            check
+                .deserialize::<LevelFile, _>(&mut de)
+                .and_then(|_| de.end())
+                .map_err(|e| format!("{}: {e}", path.display()))
+        })?;
+        levels.push(LevelText {
+            name: slot_name(path),
+            text,
+        });
+    }
+    if levels.is_empty() {
+        return Err(format!("no level files (*.json) in {LEVEL_DIR}").into());
+    }
+    Ok(levels)
+}
+
+/// `examples/levels/2_glacier.json` -> `glacier`.
+fn slot_name(path: &Path) -> String {
+    let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+    match stem.split_once('_') {
+        Some((_, name)) => name.to_string(),
+        None => stem.into_owned(),
     }
 }
 
@@ -238,18 +340,20 @@ fn build_frame<'x>(jobs: &'x ConcurrentScope<'x>, number: usize, level: &Level<'
 
 // ----- threads -----
 
-/// The loader thread: loads each requested level into a free level slot and sends it
-/// back (waiting while both slots are in use).
+/// The loader thread: loads each requested level from its file into a free level slot
+/// and sends it back (waiting while both slots are in use). The file is deserialized
+/// on this thread; its map is decoded by `pool`'s jobs.
 fn loader<'a>(
     levels: &'a Slots,
+    files: &[LevelText],
     pool: &rayon::ThreadPool,
     requests: Receiver<usize>,
     done: SyncSender<Loaded<'a, LevelRoot, Shared>>,
 ) {
     for number in requests {
-        let name = LEVEL_NAMES[number % LEVEL_NAMES.len()];
-        let level = pool.install(|| {
-            levels.load_concurrent_wait::<LevelRoot>(name, |scope| build_level(scope, number))
+        let file = &files[number % files.len()];
+        let level = levels.load_concurrent_wait::<LevelRoot>(&file.name, |scope| {
+            build_level(scope, &file.text, pool)
         });
         if done.send(level).is_err() {
             return;
@@ -316,6 +420,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .build()?;
     let load_jobs = rayon::ThreadPoolBuilder::new().num_threads(2).build()?;
     let mut memory = LinearAllocator::with_capacity(4 << 20)?;
+    let files = read_levels(&mut memory)?;
+    println!(
+        "{} level files from {LEVEL_DIR}: {}",
+        files.len(),
+        files
+            .iter()
+            .map(|f| f.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
     println!(
         "each frame: {DRAWS} draw commands and {LABELS} formatted labels, built by {} rayon \
          job(s) into a frame slot, read and dropped on the render thread",
@@ -330,9 +444,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // The map from any thread: the frame pool's workers take it below.
         let map = systems.map_handle();
         std::thread::scope(|t| {
-            let load_jobs = &load_jobs;
+            let (load_jobs, files) = (&load_jobs, &files);
             let render = t.spawn(move || render(frame_in));
-            t.spawn(move || loader(levels, load_jobs, requested, level_done));
+            t.spawn(move || loader(levels, files, load_jobs, requested, level_done));
             level_requests.send(0).expect("the loader runs");
             let mut playing = loaded_levels.recv().expect("the first level loads");
             let (warm_up, every) = (20, options.frames / 5);
@@ -381,6 +495,20 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let (seen, draws) = render.join().expect("the render thread panicked");
             let spawns: usize = playing.with(|l| l.spawns.iter().map(|s| s.len()).sum());
             let (live_enemies, live_shots) = playing.with(|l| (l.enemies.len(), l.shots.len()));
+            playing.with(|l| {
+                let f = &l.file;
+                let props: Vec<String> = f.props.iter().map(|(k, v)| format!("{k} {v}")).collect();
+                let points: usize = f.patrols.iter().map(|p| p.len()).sum();
+                println!(
+                    "the last level played, from its file: {} (music {}), {} enemy groups (the first \"{}\"), {} patrol paths of {points} points, properties: {}",
+                    f.name,
+                    f.music,
+                    f.enemy_groups.len(),
+                    f.enemy_groups.first().map_or("-", |g| g.name),
+                    f.patrols.len(),
+                    props.join(", ")
+                );
+            });
             // One more level, so the map shows a transition: both level slots loaded
             // (unless one asked for during the last frames is still on its way).
             if switches.len() + 1 == next_level {

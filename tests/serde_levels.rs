@@ -406,3 +406,134 @@ fn derive_attributes_and_shapes() {
         assert_eq!(text, "FROG");
     });
 }
+
+/// A level as an editor saves it: the loaded strings, slices and map, with the enemies
+/// moved into a `Pool` and the shots into a `DensePool` (issue 39, part 5).
+#[derive(DeserializeIn, Serialize, Debug, PartialEq)]
+struct Arena<'s> {
+    name: &'s str,
+    enemies: &'s [Enemy<'s>],
+    shots: &'s [[f32; 2]],
+    paths: &'s [&'s [(f32, f32)]],
+    props: ScopeMap<'s, &'s str, f32>,
+}
+
+#[derive(DeserializeIn, Serialize, Debug, PartialEq, Clone, Copy)]
+struct Enemy<'s> {
+    name: &'s str,
+    hp: u32,
+}
+
+/// The same level, its lists in containers.
+#[derive(Serialize)]
+struct ArenaSaved<'a, 's> {
+    name: &'s str,
+    enemies: &'a scope_stack::Pool<'s, Enemy<'s>>,
+    shots: &'a scope_stack::DensePool<'s, [f32; 2]>,
+    paths: &'s [&'s [(f32, f32)]],
+    props: ScopeMap<'s, &'s str, f32>,
+}
+
+const ARENA: &str = r#"{"name":"arena","enemies":[{"name":"wolf","hp":30},{"name":"bear","hp":80},{"name":"newt","hp":1}],"shots":[[1.0,2.0],[3.0,4.0]],"paths":[[[0.0,0.0],[1.0,1.0]],[],[[2.0,2.5]]],"props":{"wind":0.5,"fog":0.25}}"#;
+
+/// Loads `level` into `scope`'s pools and serializes it back with `save`.
+fn save_arena<'s, R>(
+    scope: &scope_stack::ScopeStack<'s>,
+    level: &Arena<'s>,
+    save: impl FnOnce(&ArenaSaved<'_, 's>) -> R,
+) -> R {
+    let enemies = scope.new_pool_pod::<Enemy<'s>>(8);
+    for e in level.enemies {
+        enemies.insert(*e).unwrap().into_handle();
+    }
+    let shots = scope.new_dense_pool_pod::<[f32; 2]>(8);
+    for s in level.shots {
+        shots.insert(*s).unwrap();
+    }
+    save(&ArenaSaved {
+        name: level.name,
+        enemies,
+        shots,
+        paths: level.paths,
+        props: level.props,
+    })
+}
+
+#[test]
+fn pools_serialize_their_values_and_a_level_round_trips_in_json() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("editor", |editor| {
+        let level: Arena = editor
+            .deserialize(&mut serde_json::Deserializer::from_str(ARENA))
+            .unwrap();
+        let text = save_arena(editor, &level, |saved| {
+            serde_json::to_string(saved).unwrap()
+        });
+        // The same bytes as the file: pools write their values in the file's order.
+        assert_eq!(text, ARENA);
+        // And they load again into the same level.
+        let again: Arena = editor
+            .deserialize(&mut serde_json::Deserializer::from_str(&text))
+            .unwrap();
+        assert_eq!(again, level);
+    });
+}
+
+#[test]
+fn a_level_with_pools_round_trips_in_postcard() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("editor", |editor| {
+        let level: Arena = editor
+            .deserialize(&mut serde_json::Deserializer::from_str(ARENA))
+            .unwrap();
+        let bytes = save_arena(editor, &level, |saved| {
+            postcard::to_allocvec(saved).unwrap()
+        });
+        // The saved pools write what the loaded slices write.
+        assert_eq!(bytes, postcard::to_allocvec(&level).unwrap());
+        editor.scope("reload", |reload| {
+            let again: Arena = reload
+                .deserialize(&mut postcard::Deserializer::from_bytes(&bytes))
+                .unwrap();
+            assert_eq!(again, level);
+            assert_eq!(serde_json::to_string(&again).unwrap(), ARENA);
+        });
+    });
+}
+
+#[test]
+fn pools_write_their_values_in_iteration_order_after_removals() {
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("level", |level| {
+        let pool = level.new_pool::<u32>(8);
+        let dense = level.new_dense_pool::<u32>(8);
+        let mut handles = Vec::new();
+        let mut dense_handles = Vec::new();
+        for i in 1..=5 {
+            handles.push(pool.insert(i).unwrap().into_handle());
+            dense_handles.push(dense.insert(i * 10).unwrap());
+        }
+        pool.remove(handles[1]);
+        dense.remove(dense_handles[1]);
+        let boxed = pool.insert(99).unwrap(); // owned by its box: not written
+        let pool_json = serde_json::to_string(&*pool).unwrap();
+        let expected: Vec<u32> = pool.values().copied().collect();
+        assert_eq!(pool_json, serde_json::to_string(&expected).unwrap());
+        assert!(!expected.contains(&99) && expected.len() == 4);
+        drop(boxed);
+        let dense_values: Vec<u32> = dense.values().copied().collect();
+        assert_eq!(dense_values, [10, 50, 30, 40]);
+        assert_eq!(serde_json::to_string(&*dense).unwrap(), "[10,50,30,40]");
+        // In postcard: a length, then the values; they read back as a plain list.
+        let bytes = postcard::to_allocvec(&*dense).unwrap();
+        assert_eq!(
+            postcard::from_bytes::<Vec<u32>>(&bytes).unwrap(),
+            dense_values
+        );
+        let bytes = postcard::to_allocvec(&*pool).unwrap();
+        assert_eq!(postcard::from_bytes::<Vec<u32>>(&bytes).unwrap(), expected);
+        // Empty pools are empty sequences.
+        let empty = level.new_pool::<u8>(2);
+        assert_eq!(serde_json::to_string(&*empty).unwrap(), "[]");
+    });
+}

@@ -20,6 +20,13 @@
 //! [`Serde`] (it may use the global heap). Structs and enums through
 //! `#[derive(DeserializeIn)]` (feature `derive`).
 //!
+//! # Saving a level
+//!
+//! What this module reads also serializes with serde, so an editor can save a level it
+//! loaded: `&'s str`, slices and `&'s T` through serde's own impls, [`ScopeMap`] as a
+//! map, and [`Pool`](crate::Pool) and [`DensePool`](crate::DensePool) as the sequence of
+//! their values in iteration order (handles are not written).
+//!
 //! # Sequences of unknown length, nested
 //!
 //! A self-describing format (JSON) gives no length up front, and an inner list
@@ -80,6 +87,8 @@ mod methods;
 pub mod private;
 mod refs;
 mod scalars;
+mod ser_dense;
+mod ser_pool;
 mod serde_field;
 mod slices;
 mod slots;
