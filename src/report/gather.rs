@@ -16,6 +16,7 @@ use crate::sync::Ordering;
 
 use super::concurrent::{concurrent_report, ConcurrentReport};
 use super::pool_row::PoolReport;
+use super::scope_row::{scope_row, ScopeReport};
 use super::slots::{SlotReport, SlotState, SlotsReport};
 use super::tree::{SLOT, SLOTS};
 use super::type_name::short_type_name;
@@ -260,4 +261,38 @@ unsafe fn slot_contents(
     };
     drop(pin);
     Some((view, contents, concurrent))
+}
+
+/// The rows of `innermost` and every scope it is nested in, outermost first: each
+/// scope's own bytes run up to the next one's start (the innermost's up to `top`).
+/// The chain of `innermost` is read only if `read_innermost_chain` (a map handle's
+/// watched scope is still linking its own).
+pub(crate) fn rows_down_from(
+    innermost: &ScopeInfo,
+    capacity: usize,
+    block_start: usize,
+    top: usize,
+    read_innermost_chain: bool,
+) -> Vec<ScopeReport> {
+    let mut scopes = Vec::new();
+    let mut upper = top;
+    let mut at = Some(innermost);
+    while let Some(info) = at {
+        let (pools, slots) = pool_rows(info, capacity, block_start);
+        let read_chain = read_innermost_chain || !core::ptr::eq(info, innermost);
+        scopes.push(scope_row(
+            info,
+            block_start,
+            upper.saturating_sub(info.start),
+            top.saturating_sub(info.start),
+            pools,
+            slots,
+            read_chain,
+        ));
+        upper = info.start;
+        // SAFETY: the parents of a live scope are live (see `crate::scope::info`).
+        at = info.parent.map(|p| unsafe { &*p.as_ptr() });
+    }
+    scopes.reverse();
+    scopes
 }

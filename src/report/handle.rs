@@ -19,7 +19,6 @@
 //! still linking. Invariant: everything a handle's report reads is either immutable
 //! for the handle's lifetime or read through atomics or a slot's read pin.
 
-use alloc::vec::Vec;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
@@ -29,9 +28,8 @@ use crate::concurrent::{ConcurrentScope, Inner, LocalScope};
 use crate::scope::info::ScopeInfo;
 use crate::scope::ScopeStack;
 
-use super::gather::pool_rows;
+use super::gather::rows_down_from;
 use super::map::MemoryMap;
-use super::scope_row::scope_row;
 
 /// A handle on a block's memory map that any thread may use: `Copy`, `Send` and `Sync`.
 ///
@@ -232,28 +230,9 @@ unsafe fn plain_report(watched: &ScopeInfo, cursor: &Cursor, block: &LinearAlloc
     // Relaxed atomics, written by the owning thread only: a snapshot.
     let top = cursor.cur();
     let high = block.high_water_addr().max(top);
-    let mut scopes = Vec::new();
-    let mut upper = top;
-    let mut at = Some(watched);
-    while let Some(info) = at {
-        let (pools, slots) = pool_rows(info, capacity, block_start);
-        // The watched scope's chain is being linked by its owner; the outer scopes'
-        // chains are frozen while it lives.
-        let read_chain = !core::ptr::eq(info, watched);
-        scopes.push(scope_row(
-            info,
-            block_start,
-            upper.saturating_sub(info.start),
-            top.saturating_sub(info.start),
-            pools,
-            slots,
-            read_chain,
-        ));
-        upper = info.start;
-        // SAFETY: the parents of a live scope are live (see `crate::scope::info`).
-        at = info.parent.map(|p| unsafe { &*p.as_ptr() });
-    }
-    scopes.reverse();
+    // The outer scopes' chains are frozen while the watched one lives; its own is
+    // being linked by its owner.
+    let scopes = rows_down_from(watched, capacity, block_start, top, false);
     MemoryMap {
         capacity,
         used: top - block_start,

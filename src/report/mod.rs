@@ -11,7 +11,7 @@
 mod concurrent;
 mod gather;
 mod handle;
-use gather::pool_rows;
+use gather::{pool_rows, rows_down_from};
 mod layout;
 mod map;
 mod pool_row;
@@ -154,25 +154,7 @@ impl Inner {
         let info = unsafe { inner.info.get().as_ref() };
         let block_start = inner.block_start;
         let top = inner.region.top();
-        let mut scopes = Vec::new();
-        let mut upper = top;
-        let mut at = Some(info);
-        while let Some(i) = at {
-            let (pools, slots) = pool_rows(i, inner.capacity, block_start);
-            scopes.push(scope_row(
-                i,
-                block_start,
-                upper - i.start,
-                top - i.start,
-                pools,
-                slots,
-                true,
-            ));
-            upper = i.start;
-            // SAFETY: the parents of a live scope are live (see `crate::scope::info`).
-            at = i.parent.map(|p| unsafe { &*p.as_ptr() });
-        }
-        scopes.reverse();
+        let scopes = rows_down_from(info, inner.capacity, block_start, top, true);
         let used = top - block_start;
         MemoryMap {
             capacity: inner.capacity,
