@@ -80,6 +80,7 @@
 //! and staged elements are owned by exactly one place at a time (the staging vector, or
 //! the scope's slice after the move).
 
+mod capacity;
 mod collect;
 mod map;
 mod methods;
@@ -103,6 +104,7 @@ pub mod __private {
     pub use super::private::{DeserializeInTrait as DeserializeIn, PlaceTrait as Place};
 }
 
+pub use capacity::{CapacitySeed, DeserializeInCapacity};
 pub use map::ScopeMap;
 /// `#[derive(DeserializeIn)]` (feature `derive`): see the `scope-stack-derive` crate for
 /// the attributes it reads (serde's `rename`, `rename_all`, `alias`, `default`, `skip`,
