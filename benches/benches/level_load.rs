@@ -418,8 +418,8 @@ fn main() {
     memory.scope("bench", |game| {
         let slots = game.new_slots("levels", 2, largest + (4 << 20));
         // What a loaded level takes in its scope, in each format (a sequence longer
-        // than the thread's staging block grows at the top of the scope instead, and
-        // leaves the room it moved out of unused until the scope ends).
+        // than the thread's first staging block moves to a larger one, so the scope
+        // holds the data alone at every size).
         for f in &sets {
             for format in [Format::Json, Format::Binary] {
                 let used = game.scope("probe", |s| {

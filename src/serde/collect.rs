@@ -12,6 +12,8 @@ use core::mem::{needs_drop, size_of, MaybeUninit};
 use serde::de::Error;
 
 use crate::scope::place::{Handle, Place};
+#[cfg(feature = "std")]
+use crate::scope::ScopeStack;
 
 use super::trait_in::{alloc_error, assert_placeable, DeserializeIn};
 
@@ -151,8 +153,10 @@ impl<S: Source<T>, T> Iterator for Pull<'_, S, T> {
     }
 }
 
-/// Stages the elements in this thread's staging block and moves them into the scope
-/// in one piece; without room there, carries on at the top of the scope.
+/// Stages the elements in this thread's staging blocks and moves them into the scope
+/// in one piece. A sequence that outgrows its block moves to a larger one
+/// ([`super::staging::with_larger_staging`]); only when none can be reserved does the
+/// rest grow at the top of the scope.
 #[cfg(feature = "std")]
 fn stage<'s, P, T, S>(
     scope: P,
@@ -170,34 +174,97 @@ where
             return grow_at_top(scope, prefix, src);
         };
         let mut staged: Vec<T, _> = Vec::new_in(staging);
-        let hint = src.hint().unwrap_or(0);
-        loop {
-            let next = match prefix.next() {
-                Some(v) => Some(v),
-                None => src.next()?,
-            };
-            let Some(v) = next else { break };
-            if staged.len() == staged.capacity() {
-                let more = if staged.is_empty() {
-                    hint.max(4)
-                } else {
-                    staged.len()
-                };
-                if staged.try_reserve(more).is_err() && staged.try_reserve(1).is_err() {
-                    // The staging block is full: the rest grows at the top of the scope.
-                    let rest = staged.drain(..).chain(core::iter::once(v)).chain(prefix);
-                    return grow_at_top(scope, rest, src);
-                }
-            }
-            staged.push(v);
+        match fill(&mut staged, &mut prefix, src)? {
+            None => finish(scope, staged).map_err(alloc_error),
+            Some(v) => restage(scope, staged, v, prefix, src),
         }
-        let handle = scope.handle();
-        // SAFETY: as in `grow_at_top`: the drop rule holds by `T`'s `DropRule`. The
-        // elements move out of the staging vector one by one; those not taken (on an
-        // error) are dropped by the vector.
-        unsafe { crate::scope::place::try_alloc_iter_exact(handle.as_core(), staged.drain(..)) }
-            .map_err(alloc_error)
     })
+}
+
+/// Pushes elements (`prefix`, then `src`) onto `staged` until the source ends
+/// (`None`) or the block has no room for the next one, which comes back unplaced.
+#[cfg(feature = "std")]
+fn fill<T, S: Source<T>>(
+    staged: &mut allocator_api2::vec::Vec<T, &ScopeStack<'_>>,
+    prefix: &mut impl Iterator<Item = T>,
+    src: &mut S,
+) -> Result<Option<T>, S::Error> {
+    let hint = src.hint().unwrap_or(0);
+    loop {
+        let next = match prefix.next() {
+            Some(v) => Some(v),
+            None => src.next()?,
+        };
+        let Some(v) = next else { return Ok(None) };
+        if staged.len() == staged.capacity() {
+            let more = if staged.is_empty() {
+                hint.max(4)
+            } else {
+                staged.len()
+            };
+            if staged.try_reserve(more).is_err() && staged.try_reserve(1).is_err() {
+                return Ok(Some(v));
+            }
+        }
+        staged.push(v);
+    }
+}
+
+/// Moves `staged` and `next` to a larger staging block and goes on filling there;
+/// without one, the rest grows at the top of the scope.
+#[cfg(feature = "std")]
+fn restage<'s, P, T, S>(
+    scope: P,
+    mut staged: allocator_api2::vec::Vec<T, &ScopeStack<'_>>,
+    next: T,
+    mut prefix: impl Iterator<Item = T>,
+    src: &mut S,
+) -> Result<&'s mut [T], S::Error>
+where
+    P: Place<'s> + Copy,
+    T: DeserializeIn<'s>,
+    S: Source<T>,
+{
+    use allocator_api2::vec::Vec;
+    // Room for twice the elements, and for the vector to double once more in place or
+    // beside itself: four times what is staged, so a block is not outgrown at once.
+    let want = (staged.len() + 1).saturating_mul(2);
+    let bytes = want.saturating_mul(size_of::<T>()).saturating_mul(2);
+    super::staging::with_larger_staging(bytes, |larger| {
+        let Some(larger) = larger else {
+            let rest = staged.drain(..).chain(core::iter::once(next)).chain(prefix);
+            return grow_at_top(scope, rest, src);
+        };
+        let mut moved: Vec<T, _> = Vec::new_in(larger);
+        if moved.try_reserve_exact(want).is_err() {
+            let rest = staged.drain(..).chain(core::iter::once(next)).chain(prefix);
+            return grow_at_top(scope, rest, src);
+        }
+        moved.extend(staged.drain(..));
+        moved.push(next);
+        drop(staged);
+        match fill(&mut moved, &mut prefix, src)? {
+            None => finish(scope, moved).map_err(alloc_error),
+            Some(v) => restage(scope, moved, v, prefix, src),
+        }
+    })
+}
+
+/// Moves the staged elements into one slice of the scope.
+#[cfg(feature = "std")]
+fn finish<'s, P, T>(
+    scope: P,
+    mut staged: allocator_api2::vec::Vec<T, &ScopeStack<'_>>,
+) -> Result<&'s mut [T], crate::error::AllocError>
+where
+    P: Place<'s> + Copy,
+    T: DeserializeIn<'s>,
+{
+    let handle = scope.handle();
+    // SAFETY: as in `grow_at_top`: the drop rule holds by `T`'s `DropRule`. The
+    // elements move out of the staging vector one by one; those not taken (on an
+    // error) are dropped by the vector.
+    unsafe { crate::scope::place::try_alloc_iter_exact(handle.as_core(), staged.drain(..)) }
 }
 
 /// Without `std` there is no staging block: the slice grows at the top of the scope.

@@ -40,18 +40,27 @@
 //!   (`alloc_iter`). The scope holds the data and nothing else.
 //! - **A known length** (binary formats say it; elements that need no drop): the slice
 //!   is carved at once and filled; what the elements place follows it.
-//! - **Otherwise** the elements are *staged* in this thread's staging block (feature
-//!   `std`: 1 MiB per thread, reserved from the global heap once, on the thread's first
-//!   staged sequence), nested sequences stacked on it like scopes, and moved into the
-//!   scope in one piece when the sequence ends: the scope then holds the data and
-//!   nothing else, and the staging room is given back at once. A sequence that does not
-//!   fit in what is left of the staging block (or any sequence without `std`) carries on
-//!   growing at the top of the scope, where it moves each time an element placed data:
-//!   correct, but the old places stay taken until the scope ends.
+//! - **Otherwise** the elements are *staged* in this thread's staging blocks (feature
+//!   `std`), nested sequences stacked on them like scopes, and moved into the scope in
+//!   one piece when the sequence ends: the scope then holds the data and nothing else,
+//!   and the staging room is given back at once. A thread's first block is 1 MiB,
+//!   reserved from the global heap on its first staged sequence. A sequence that
+//!   outgrows the room left there moves, with its staged elements, to a larger block
+//!   (2 MiB, 4 MiB, ..., at least four times what it has staged), reserved the first
+//!   time it is needed and kept for the thread's life, so the next load of a level of
+//!   that size reserves nothing. Only when no larger block can be reserved (or without
+//!   `std`) does a sequence carry on growing at the top of the scope, where it moves
+//!   each time an element placed data: correct, but the old places stay taken until
+//!   the scope ends.
 //!
-//! The costs: one move of each staged element (a `memcpy`), no global-heap allocation
-//! after a thread's first load, and for the scope exactly the data, its alignment, and
-//! one finalizer record per slice whose elements need drop.
+//! The costs: one move of each staged element (a `memcpy`; one more for the elements
+//! of a sequence that moves to a larger block, each time it moves), no global-heap
+//! allocation after a thread's first load of its largest level, staging blocks kept
+//! per thread (their sizes double, and the largest is at most eight times the largest
+//! sequence staged, counting the elements' own size and not their data, so all of them
+//! together at most sixteen times; the pages a load never wrote are never touched), and
+//! for the scope exactly the data, its alignment, and one finalizer record per slice
+//! whose elements need drop.
 //!
 //! # Values with destructors
 //!

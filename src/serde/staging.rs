@@ -1,33 +1,101 @@
-//! This thread's staging block (feature `std`): where the elements of a sequence of
+//! This thread's staging blocks (feature `std`): where the elements of a sequence of
 //! unknown length wait while their own data is placed in the scope, until the sequence
 //! ends and they move into the scope in one piece.
 //!
-//! Invariants: the block is reserved from the global heap once per thread (on its first
-//! staged sequence) and never grows; each staged sequence is a scope on it, opened and
-//! closed like a call (nested sequences stack above it, and end first), so the room of
-//! a sequence is given back when it ends; nothing outside this module can reach the
-//! block, so no scope a user deserializes into lives on it.
+//! A thread has up to [`LEVELS`] blocks, block `k` of `STAGING_BYTES << k` bytes, each
+//! reserved from the global heap the first time a sequence needs it and kept for the
+//! thread's life. Sequences stack on the *current* block like scopes (a nested one
+//! opens above the one that reads it, and ends first). A sequence that outgrows the
+//! room left there moves its staged elements to a larger block, which becomes current
+//! while it (and what nests in it) is read, and the one below it again when it ends.
+//!
+//! Invariants: the block that a sequence moves to is above the current one, and every
+//! block above the current one is idle (a sequence that made a higher block current has
+//! ended and closed its scopes there before the current level went back down), so a
+//! moving sequence always starts at the bottom of its new block; each staged sequence
+//! is a scope on its block, so its room is given back when it ends, whatever the
+//! outcome; nothing outside this module reaches the blocks, so no scope a user
+//! deserializes into lives on one.
+use core::cell::{Cell, OnceCell};
+
 use crate::block::linear::LinearAllocator;
 use crate::scope::ScopeStack;
 
-/// Bytes of each thread's staging block: the elements of the sequences being read at
-/// once (the outer ones, while an inner one is read), not their data.
-pub(crate) const STAGING_BYTES: usize = 1 << 20;
+/// Bytes of each thread's first staging block: the elements of the sequences being
+/// read at once (the outer ones, while an inner one is read), not their data. Under
+/// Miri, 4 KiB, so that the tests move sequences to larger blocks at Miri's sizes.
+pub(crate) const STAGING_BYTES: usize = if cfg!(miri) { 4 << 10 } else { 1 << 20 };
 
-std::thread_local! {
-    /// This thread's staging block, or `None` if it could not be reserved.
-    static STAGING: Option<LinearAllocator> = LinearAllocator::with_capacity(STAGING_BYTES).ok();
+/// How many sizes of block a thread may reserve (the largest is `STAGING_BYTES << 23`,
+/// 8 TiB, far beyond what a reservation succeeds at).
+const LEVELS: usize = 24;
+
+/// A thread's staging blocks and which one sequences stack on now.
+struct Staging {
+    /// Block `k`: `None` inside when it could not be reserved.
+    blocks: [OnceCell<Option<LinearAllocator>>; LEVELS],
+    /// The level new sequences open on.
+    current: Cell<usize>,
 }
 
-/// Runs `f` with a fresh scope on this thread's staging block, or with `None` when the
-/// thread has none (it could not be reserved, or the thread is exiting).
+impl Staging {
+    /// Block `level`, reserved on first use; `None` if it cannot be.
+    fn block(&self, level: usize) -> Option<&LinearAllocator> {
+        self.blocks[level]
+            .get_or_init(|| LinearAllocator::with_capacity(STAGING_BYTES << level).ok())
+            .as_ref()
+    }
+}
+
+std::thread_local! {
+    static STAGING: Staging = const {
+        Staging {
+            blocks: [const { OnceCell::new() }; LEVELS],
+            current: Cell::new(0),
+        }
+    };
+}
+
+/// Runs `f` with a fresh scope on this thread's current staging block, or with `None`
+/// when the thread has none (it could not be reserved, or the thread is exiting).
 pub(crate) fn with_staging<R>(f: impl FnOnce(Option<&ScopeStack<'_>>) -> R) -> R {
     let mut f = Some(f);
-    let done = STAGING.try_with(|block| {
-        block.as_ref().map(|block| {
+    let done = STAGING.try_with(|staging| {
+        staging.block(staging.current.get()).map(|block| {
             let f = f.take().expect("called once");
             block.scope_shared("serde staging", |s| f(Some(&**s)))
         })
+    });
+    match done {
+        Ok(Some(r)) => r,
+        _ => (f.take().expect("called once"))(None),
+    }
+}
+
+/// Runs `f` with a fresh scope on the smallest of this thread's blocks above the
+/// current one that has at least `bytes`, which is current while `f` runs (so what
+/// nests in `f` stacks there too); `None` when there is no such block or it cannot be
+/// reserved. Called by a sequence that outgrew the current block, to move there.
+pub(crate) fn with_larger_staging<R>(
+    bytes: usize,
+    f: impl FnOnce(Option<&ScopeStack<'_>>) -> R,
+) -> R {
+    /// Puts the current level back when `f` ends, by return or by unwinding.
+    struct Restore<'a>(&'a Cell<usize>, usize);
+    impl Drop for Restore<'_> {
+        fn drop(&mut self) {
+            self.0.set(self.1);
+        }
+    }
+    let mut f = Some(f);
+    let done = STAGING.try_with(|staging| {
+        let below = staging.current.get();
+        let level = (below + 1..LEVELS).find(|&k| (STAGING_BYTES << k) >= bytes)?;
+        let block = staging.block(level)?;
+        let _restore = Restore(&staging.current, below);
+        staging.current.set(level);
+        let f = f.take().expect("called once");
+        Some(block.scope_shared("serde staging", |s| f(Some(&**s))))
     });
     match done {
         Ok(Some(r)) => r,
