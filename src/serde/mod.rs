@@ -76,13 +76,72 @@
 //!
 //! Deserialization stops at the first error (bad input, a type mismatch, a missing
 //! field, or a scope that ran out of room: the error then names the scope and the bytes
-//! asked for). Values built so far and not yet placed are dropped at once; every value
-//! already placed with a finalizer is dropped exactly once, when its scope ends; nothing
-//! that was placed is reachable from the caller, since no reference to it was returned.
-//! A bump scope cannot take back room below newer allocations, so in a plain scope **the
-//! bytes placed by a failed load stay taken until the scope ends**. For a clean slate,
-//! load into a child scope (which rewinds when it ends) or into a slot:
-//! `Slots::load_from` frees the slot on an error, ready for the next load at once.
+//! asked for, and says that what the load placed stays taken). Values built so far and
+//! not yet placed are dropped at once; every value already placed with a finalizer is
+//! dropped exactly once, when its scope ends.
+//!
+//! **In a plain scope, the bytes a failed load placed stay taken until the scope
+//! ends**: it is not rewound to where it was before the load. For a clean slate, load
+//! into a child scope (which rewinds when it ends) or into a slot: `Slots::load_from`
+//! frees the slot on an error, ready for the next load at once.
+//!
+//! Rewinding would be sound only if nothing placed in the scope during the load could
+//! be reachable after the rewind. The ways something could be:
+//! - **The values our seeds return**, through the user's own deserializer or
+//!   `MapAccess`: it gets each one as the `Value` of a seed type it is generic over,
+//!   so it cannot name the type to keep it; it can only pass it on, drop it or forget
+//!   it. Its error is made from a `Display` (`Error::custom`), which keeps no
+//!   reference. Closed.
+//! - **A hand-written [`DeserializeIn`] impl** knows its types, but it is a function of
+//!   the scope handle and the deserializer alone: the only places it could keep a
+//!   `&'s T` are statics (which need `'static`, and no scope is `'static`) and the
+//!   value it returns, which a failed load does not return. Closed.
+//! - **The user's own deserializer, holding the scope itself**, and a cell placed in it
+//!   before the load (a `&'s Cell<Option<&'s str>>`): `deserialize` takes the scope by
+//!   shared reference, as every placement does, so the deserializer may place a value
+//!   of its own in the middle of the load and store it in the older cell. A rewind at
+//!   the error would leave the cell pointing at memory the next allocation overwrites.
+//!   **Open**, and it stays open for as long as scopes place through `&self`:
+//!
+//! ```
+//! use core::cell::Cell;
+//! use scope_stack::{LinearAllocator, ScopeStack};
+//! use serde::de::{value::Error, Deserializer, Error as _, Visitor};
+//!
+//! /// Places a string of its own in the scope being loaded into, keeps it in a cell
+//! /// placed before the load, and fails.
+//! struct Nosy<'a, 's> {
+//!     scope: &'a ScopeStack<'s>,
+//!     keep: &'s Cell<Option<&'s str>>,
+//! }
+//! impl<'de> Deserializer<'de> for Nosy<'_, '_> {
+//!     type Error = Error;
+//!     fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Error> {
+//!         self.keep.set(Some(self.scope.alloc_str("placed during the load")));
+//!         Err(Error::custom("and then the load fails"))
+//!     }
+//!     serde::forward_to_deserialize_any! {
+//!         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+//!         byte_buf option unit unit_struct newtype_struct seq tuple tuple_struct map
+//!         struct enum identifier ignored_any
+//!     }
+//! }
+//!
+//! let mut memory = LinearAllocator::with_capacity(1 << 12)?;
+//! memory.scope("level", |level| {
+//!     let keep: &Cell<Option<&str>> = level.new_pod(Cell::new(None));
+//!     let failed = level.deserialize::<&str, _>(Nosy { scope: &**level, keep });
+//!     assert!(failed.is_err());
+//!     // Had the scope been rewound at the error, this would read freed memory.
+//!     assert_eq!(keep.get(), Some("placed during the load"));
+//! });
+//! # Ok::<(), scope_stack::AllocError>(())
+//! ```
+//!
+//! So no scope is rewound after a failed load, and the error that a full scope gives
+//! says so. A slot is freed instead because its load runs in a closure of a fresh
+//! lifetime: nothing placed during it can be stored anywhere that outlives the slot
+//! (see [`Slots::load`](crate::Slots::load)).
 //!
 //! Invariant of this module: a value with drop glue is placed with a finalizer only when
 //! its [`DropRule`] was made by [`DropRule::finalize`] (which requires `Send + 'static`),

@@ -282,10 +282,23 @@ impl<'de, 's, P: Place<'s> + Copy, T: DeserializeIn<'s>> DeserializeSeed<'de> fo
 /// A marker for a helper that reads `T`s into a scope of lifetime `'s`.
 pub(crate) type Ghost<'s, T> = PhantomData<fn() -> (&'s (), T)>;
 
-/// An allocation error as the deserializer's error (its text names the scope and the
-/// bytes asked for).
+/// An allocation error as the deserializer's error: its text names the scope and the
+/// bytes asked for, and says where the bytes the load placed so far go (a plain scope
+/// keeps them until it ends, see the module docs; a slot is freed).
 #[cold]
 #[inline(never)]
 pub(crate) fn alloc_error<E: serde::de::Error>(e: crate::error::AllocError) -> E {
-    E::custom(e)
+    /// The allocation error, then the note.
+    struct Text(crate::error::AllocError);
+    impl core::fmt::Display for Text {
+        fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            write!(
+                f,
+                "{}; the load stopped, and what it placed stays taken until its scope \
+                 ends (a slot being loaded is freed instead)",
+                self.0
+            )
+        }
+    }
+    E::custom(Text(e))
 }
