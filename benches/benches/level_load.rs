@@ -389,7 +389,46 @@ fn run(
     total
 }
 
+/// Loads the 1 MB level once in `format`, into heap types and into a scope, each
+/// inside a function of its own that callgrind can count alone
+/// (`scripts/level_profile.sh`, run with `LEVEL_LOAD_PROFILE=json` or `postcard`).
+fn profile(format: Format) {
+    let f = files("1MB", 1 << 20);
+    let mut memory = LinearAllocator::with_capacity(8 << 20).unwrap();
+    memory.scope("profile", |s| {
+        {
+            // Once before, so the thread's staging block is reserved outside the count.
+            s.scope("warm", |w| {
+                black_box(checksum(&scope_load(format, w, format.bytes(&f))))
+            });
+            let heap = profiled_heap_load(format, format.bytes(&f));
+            assert_eq!(checksum_heap(&heap), f.sum);
+            s.scope("level", |l| {
+                let level = profiled_scope_load(format, l, format.bytes(&f));
+                assert_eq!(checksum(&level), f.sum);
+            });
+        }
+    });
+}
+
+#[inline(never)]
+fn profiled_heap_load(format: Format, bytes: &[u8]) -> HeapLevel {
+    heap_load(format, black_box(bytes))
+}
+
+#[inline(never)]
+fn profiled_scope_load<'s>(format: Format, s: &ScopeStack<'s>, bytes: &[u8]) -> Level<'s> {
+    scope_load(format, s, black_box(bytes))
+}
+
 fn main() {
+    if let Ok(format) = std::env::var("LEVEL_LOAD_PROFILE") {
+        return profile(if format == "json" {
+            Format::Json
+        } else {
+            Format::Binary
+        });
+    }
     let started = SystemTime::now();
     let smoke = std::env::args().any(|a| a == "--test");
     let mut c = Criterion::default()
