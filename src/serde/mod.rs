@@ -84,6 +84,7 @@ mod capacity;
 mod collect;
 mod map;
 mod methods;
+mod pools;
 #[doc(hidden)]
 pub mod private;
 mod refs;
@@ -95,6 +96,7 @@ mod slices;
 mod slots;
 #[cfg(feature = "std")]
 mod staging;
+mod stash;
 mod trait_in;
 
 /// The paths `#[derive(DeserializeIn)]` writes (not public API).
@@ -106,6 +108,7 @@ pub mod __private {
 
 pub use capacity::{CapacitySeed, DeserializeInCapacity};
 pub use map::ScopeMap;
+pub use pools::{DensePoolIn, PoolIn};
 /// `#[derive(DeserializeIn)]` (feature `derive`): see the `scope-stack-derive` crate for
 /// the attributes it reads (serde's `rename`, `rename_all`, `alias`, `default`, `skip`,
 /// `deny_unknown_fields`, and `with_serde`).
