@@ -162,10 +162,7 @@ where
 
 /// Reads every element first (the capacity is their count), then carves the pool and
 /// moves them in.
-fn fill_staged<'de, 's, P, T, K, A>(
-    scope: P,
-    mut seq: A,
-) -> Result<Filled<'s, K, K::Key>, A::Error>
+fn fill_staged<'de, 's, P, T, K, A>(scope: P, mut seq: A) -> Result<Filled<'s, K, K::Key>, A::Error>
 where
     P: Place<'s> + Copy,
     T: DeserializeIn<'s> + 's,
@@ -184,15 +181,16 @@ where
         let mut filled = 0;
         values.drain(|value| {
             // A fresh pool of `n` slots takes `n` values.
-            let key = pool.put(value).unwrap_or_else(|_| unreachable!("the pool is full"));
+            let key = pool
+                .put(value)
+                .unwrap_or_else(|_| unreachable!("the pool is full"));
             handles[filled].write(key);
             filled += 1;
         });
         debug_assert_eq!(filled, n);
         // SAFETY: the `n` handles were all written above (the stash held `n` values and
         // handed each over), and `MaybeUninit<K::Key>` has the layout of `K::Key`.
-        let handles: &'s [K::Key] =
-            unsafe { &*(core::ptr::from_mut(handles) as *const [K::Key]) };
+        let handles: &'s [K::Key] = unsafe { &*(core::ptr::from_mut(handles) as *const [K::Key]) };
         Ok((pool, handles))
     })
 }
@@ -227,6 +225,20 @@ where
 ///     assert_eq!(serde_json::to_string(&enemies).unwrap(), r#"[["bear",80]]"#);
 /// });
 /// # Ok::<(), scope_stack::AllocError>(())
+/// ```
+///
+/// Values that need drop and borrow the scope cannot be pooled (the pool's finalizer
+/// could not drop them soundly); the build says so:
+///
+/// ```compile_fail,E0080
+/// use scope_stack::serde::{PoolIn, Serde};
+/// use scope_stack::LinearAllocator;
+/// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+/// memory.scope("level", |level| {
+///     let mut de = serde_json::Deserializer::from_str(r#"[["wolf", "grey"]]"#);
+///     // error: needs drop but may not get a finalizer
+///     let _p: PoolIn<(&str, Serde<String>)> = level.deserialize(&mut de).unwrap();
+/// });
 /// ```
 pub struct PoolIn<'s, T> {
     pool: &'s mut Pool<'s, T>,
