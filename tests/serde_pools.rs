@@ -33,7 +33,12 @@ fn enemies_json(n: usize) -> String {
             s.push(',');
         }
         let loot: Vec<String> = (0..i % 3).map(|j| format!("\"l{i}.{j}\"")).collect();
-        write!(s, r#"{{"name":"e{i}","hp":{i},"loot":[{}]}}"#, loot.join(",")).unwrap();
+        write!(
+            s,
+            r#"{{"name":"e{i}","hp":{i},"loot":[{}]}}"#,
+            loot.join(",")
+        )
+        .unwrap();
     }
     s.push(']');
     s
@@ -169,7 +174,11 @@ fn more_elements_than_the_capacity_is_an_invalid_length_error() {
         let e = CapacitySeed::<_, PoolIn<Enemy>>::new(scope, 4)
             .deserialize(&mut json(&text))
             .unwrap_err();
-        assert!(e.to_string().contains("invalid length 5, expected at most 4 elements"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("invalid length 5, expected at most 4 elements"),
+            "{e}"
+        );
         let e = CapacitySeed::<_, DensePoolIn<Enemy>>::new(scope, 4)
             .deserialize(&mut json(&text))
             .unwrap_err();
@@ -195,13 +204,23 @@ fn a_capacity_of_zero_or_too_large_is_a_clear_error() {
         let e = CapacitySeed::<_, PoolIn<u32>>::new(scope, 0)
             .deserialize(&mut json("[]"))
             .unwrap_err();
-        assert!(e.to_string().contains("a pool needs at least one slot (capacity 0)"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("a pool needs at least one slot (capacity 0)"),
+            "{e}"
+        );
         let e = CapacitySeed::<_, DensePoolIn<u32>>::new(scope, 0)
             .deserialize(&mut json("[]"))
             .unwrap_err();
-        assert!(e.to_string().contains("a dense pool needs at least one slot"), "{e}");
+        assert!(
+            e.to_string()
+                .contains("a dense pool needs at least one slot"),
+            "{e}"
+        );
         // An empty file with no capacity given: no pool can hold it.
-        let e = scope.deserialize::<PoolIn<u32>, _>(&mut json("[]")).unwrap_err();
+        let e = scope
+            .deserialize::<PoolIn<u32>, _>(&mut json("[]"))
+            .unwrap_err();
         assert!(e.to_string().contains("capacity 0"), "{e}");
         let bytes = postcard::to_allocvec::<[u32]>(&[]).unwrap();
         let e = scope
@@ -217,8 +236,13 @@ fn a_capacity_of_zero_or_too_large_is_a_clear_error() {
             .unwrap_err();
         assert!(e.to_string().contains("level"), "{e}");
         // Not a sequence.
-        let e = scope.deserialize::<PoolIn<u32>, _>(&mut json("7")).unwrap_err();
-        assert!(e.to_string().contains("a sequence of the pool's values"), "{e}");
+        let e = scope
+            .deserialize::<PoolIn<u32>, _>(&mut json("7"))
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("a sequence of the pool's values"),
+            "{e}"
+        );
     });
 }
 
@@ -297,9 +321,8 @@ fn values_with_destructors_are_dropped_once_in_a_plain_scope() {
     let bytes = postcard::to_allocvec(&(0..N as u32).collect::<Vec<_>>()).unwrap();
     let cut = &bytes[..bytes.len() - 1];
     memory.scope("level", |level| {
-        let r = level.deserialize::<PoolIn<Serde<Tracked>>, _>(
-            &mut postcard::Deserializer::from_bytes(cut),
-        );
+        let r = level
+            .deserialize::<PoolIn<Serde<Tracked>>, _>(&mut postcard::Deserializer::from_bytes(cut));
         assert!(r.is_err());
         let r = level.deserialize::<DensePoolIn<Serde<Tracked>>, _>(
             &mut postcard::Deserializer::from_bytes(cut),
@@ -389,17 +412,24 @@ fn values_with_destructors_are_dropped_once_in_a_slot() {
     let mut memory = LinearAllocator::with_capacity(4 << 20).unwrap();
     memory.scope("game", |game| {
         let slots = game.new_slots("levels", 1, 1 << 20);
-        let loaded = slots.load_from::<Items, _>("items", &mut json(&whole)).unwrap();
+        let loaded = slots
+            .load_from::<Items, _>("items", &mut json(&whole))
+            .unwrap();
         assert_eq!(loaded.with(|p| p.file_handles().len()), N);
         drop(loaded);
         assert_eq!(drops(), N);
         // A failed load frees the slot at once, having dropped what it read.
-        let e = slots.load_from::<Items, _>("cut", &mut json(&cut)).err().unwrap();
+        let e = slots
+            .load_from::<Items, _>("cut", &mut json(&cut))
+            .err()
+            .unwrap();
         assert!(!e.to_string().is_empty());
         assert_eq!((drops(), slots.loaded()), (N, 0));
 
         let text = r#"["forest", [1, 2, 3]]"#;
-        let mut forest = slots.load_from::<LevelRoot, _>("forest", &mut json(text)).unwrap();
+        let mut forest = slots
+            .load_from::<LevelRoot, _>("forest", &mut json(text))
+            .unwrap();
         forest.with_mut(|level, _| {
             assert_eq!((level.name, level.items.capacity()), ("forest", 16));
             for i in 3..16 {
@@ -414,7 +444,9 @@ fn values_with_destructors_are_dropped_once_in_a_slot() {
         // Too many for the capacity: an error, the slot is free, each value dropped.
         let many = numbers(17).0;
         let text = format!(r#"["forest", {many}]"#);
-        assert!(slots.load_from::<LevelRoot, _>("many", &mut json(&text)).is_err());
+        assert!(slots
+            .load_from::<LevelRoot, _>("many", &mut json(&text))
+            .is_err());
         assert_eq!((drops(), slots.loaded()), (17, 0));
     });
 }
@@ -450,7 +482,9 @@ fn a_sequence_larger_than_the_staging_block_fills_a_pool() {
         // Cut off inside the last element: every element read so far, and the first
         // field of the last, is dropped once.
         let cut = &text[..text.len() - 10];
-        assert!(level.deserialize::<DensePoolIn<Serde<Big>>, _>(&mut json(cut)).is_err());
+        assert!(level
+            .deserialize::<DensePoolIn<Serde<Big>>, _>(&mut json(cut))
+            .is_err());
         assert_eq!(drops(), n as usize);
     });
     assert_eq!(drops(), n as usize);

@@ -154,7 +154,7 @@ where
                     Err(_extra) => return Err(A::Error::invalid_length(read, &AtMost(capacity))),
                 }
             }
-            let handles = handles.into_slice().map_err(alloc_error)?;
+            let handles = handles.take_slice().map_err(alloc_error)?;
             Ok((pool, handles))
         })
     }

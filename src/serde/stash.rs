@@ -198,7 +198,7 @@ impl<'s, T, P: Place<'s> + Copy> Stash<'_, '_, 's, T, P> {
 impl<'s, T: Copy, P: Place<'s> + Copy> Stash<'_, '_, 's, T, P> {
     /// The values as one slice of the scope, in order: copied from the staging block,
     /// or the scope buffer itself (its unused tail stays taken until the scope ends).
-    pub(crate) fn into_slice(&mut self) -> Result<&'s [T], AllocError> {
+    pub(crate) fn take_slice(&mut self) -> Result<&'s [T], AllocError> {
         #[cfg(feature = "std")]
         if let Some(staged) = &self.staged {
             return self.scope.try_alloc_slice_copy(staged).map(|s| &*s);
