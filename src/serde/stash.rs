@@ -214,3 +214,112 @@ impl<'s, T: Copy, P: Place<'s> + Copy> Stash<'_, '_, 's, T, P> {
         Ok(unsafe { &*(ptr::from_ref(init) as *const [T]) })
     }
 }
+
+#[cfg(all(test, feature = "std"))]
+mod tests {
+    use core::marker::PhantomData;
+    use core::sync::atomic::{AtomicUsize, Ordering};
+    use std::vec::Vec;
+
+    use super::{Spill, Staged, Stash};
+    use crate::block::linear::LinearAllocator;
+    use crate::scope::place::Place;
+    use crate::scope::ScopeStack;
+
+    /// Counts its drops.
+    struct D<'c>(usize, &'c AtomicUsize);
+    impl Drop for D<'_> {
+        fn drop(&mut self) {
+            self.1.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A stash whose staging vector lives in `staging` (or that has none).
+    fn stash<'a, 'b, 's, T, P: Place<'s> + Copy>(
+        staging: Option<&'a ScopeStack<'b>>,
+        scope: P,
+    ) -> Stash<'a, 'b, 's, T, P> {
+        Stash {
+            staged: staging.map(Staged::new_in),
+            spill: Spill::new(),
+            scope,
+            _staging: PhantomData,
+        }
+    }
+
+    #[test]
+    fn values_come_out_in_order_from_the_scope_buffer_and_drop_once() {
+        let drops = AtomicUsize::new(0);
+        let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+        memory.scope("level", |level| {
+            let mut s = stash::<D, _>(None, &**level);
+            for i in 0..100 {
+                s.push(D(i, &drops)).unwrap();
+            }
+            assert_eq!(s.len(), 100);
+            let mut seen = Vec::new();
+            s.drain(|d| seen.push(d.0));
+            assert_eq!(seen, (0..100).collect::<Vec<_>>());
+            assert_eq!(drops.load(Ordering::Relaxed), 100);
+            drop(s);
+            assert_eq!(drops.load(Ordering::Relaxed), 100);
+            // Dropped early: each value once.
+            let mut s = stash::<D, _>(None, &**level);
+            for i in 0..33 {
+                s.push(D(i, &drops)).unwrap();
+            }
+            drop(s);
+            assert_eq!(drops.load(Ordering::Relaxed), 133);
+        });
+    }
+
+    #[test]
+    fn a_panic_while_draining_drops_the_rest_once() {
+        let drops = AtomicUsize::new(0);
+        let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+        memory.scope("level", |level| {
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut s = stash::<D, _>(None, &**level);
+                for i in 0..20 {
+                    s.push(D(i, &drops)).unwrap();
+                }
+                s.drain(|d| assert!(d.0 < 7, "stop"));
+            }));
+            assert!(r.is_err());
+            assert_eq!(drops.load(Ordering::Relaxed), 20);
+        });
+    }
+
+    #[test]
+    fn a_full_staging_vector_moves_on_to_the_scope() {
+        let drops = AtomicUsize::new(0);
+        let small = LinearAllocator::with_capacity(256).unwrap();
+        let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+        small.scope_shared("staging", |staging| {
+            memory.scope("level", |level| {
+                let mut s = stash::<D, _>(Some(&**staging), &**level);
+                for i in 0..50 {
+                    s.push(D(i, &drops)).unwrap();
+                }
+                assert!(s.staged.is_none(), "the 256-byte block holds fewer than 50");
+                let mut seen = Vec::new();
+                s.drain(|d| seen.push(d.0));
+                assert_eq!(seen, (0..50).collect::<Vec<_>>());
+                assert_eq!(drops.load(Ordering::Relaxed), 50);
+                // Copy values become one slice of the scope, staged or not.
+                let mut s = stash::<u64, _>(Some(&**staging), &**level);
+                for i in 0..5 {
+                    s.push(i).unwrap();
+                }
+                assert!(s.staged.is_some());
+                assert_eq!(s.take_slice().unwrap(), [0, 1, 2, 3, 4]);
+                let mut s = stash::<u64, _>(None, &**level);
+                for i in 0..37 {
+                    s.push(i).unwrap();
+                }
+                assert_eq!(s.take_slice().unwrap(), (0..37).collect::<Vec<_>>());
+                assert_eq!(s.len(), 0);
+            });
+        });
+    }
+}
