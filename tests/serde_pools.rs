@@ -6,6 +6,9 @@
 //! scope and a slot.
 #![cfg(all(feature = "serde", feature = "derive"))]
 
+#[path = "common/counting_alloc.rs"]
+mod counting_alloc;
+
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -243,6 +246,57 @@ fn a_capacity_of_zero_or_too_large_is_a_clear_error() {
             e.to_string().contains("a sequence of the pool's values"),
             "{e}"
         );
+    });
+}
+
+#[test]
+fn a_pool_from_json_takes_the_pool_and_its_handles_and_nothing_staged() {
+    let (text, _) = numbers(N);
+    let mut memory = LinearAllocator::with_capacity(4 << 20).unwrap();
+    memory.scope("level", |level| {
+        // Capacity from the file's length: staged, then carved and moved in. The scope
+        // holds what `new_pool` takes, the handles, and at most their alignment.
+        let carved = level.scope("carved", |s| {
+            s.new_pool::<u32>(N);
+            s.used()
+        });
+        let used = level.scope("pool", |s| {
+            let p: PoolIn<u32> = s.deserialize(&mut json(&text)).unwrap();
+            assert_eq!(p.capacity(), N);
+            s.used()
+        });
+        let most = carved + 8 * N + 8;
+        assert!(used <= most, "{used} bytes, at most {most} expected");
+        let carved = level.scope("carved", |s| {
+            s.new_dense_pool::<u32>(N);
+            s.used()
+        });
+        let used = level.scope("dense", |s| {
+            let p: DensePoolIn<u32> = s.deserialize(&mut json(&text)).unwrap();
+            assert_eq!(p.capacity(), N);
+            s.used()
+        });
+        let most = carved + 8 * N + 8;
+        assert!(used <= most, "{used} bytes, at most {most} expected");
+    });
+}
+
+#[test]
+fn loads_after_the_first_take_no_heap() {
+    let text = enemies_json(N);
+    let mut memory = LinearAllocator::with_capacity(4 << 20).unwrap();
+    memory.scope("level", |level| {
+        let mut load = || {
+            level.scope("load", |s| {
+                let p: PoolIn<Enemy> = s.deserialize(&mut json(&text)).unwrap();
+                let d = CapacitySeed::<_, DensePoolIn<Enemy>>::new(&**s, 2 * N)
+                    .deserialize(&mut json(&text))
+                    .unwrap();
+                assert_eq!((p.len(), d.len()), (N, N));
+            })
+        };
+        load(); // the thread's staging block is reserved here
+        assert_eq!(counting_alloc::heap_calls_during(&mut load), 0);
     });
 }
 

@@ -2,19 +2,7 @@
 //! [`DensePool`] carved from the scope being loaded, filled from a sequence, with the
 //! handles of its values in the order of the file.
 //!
-//! How a sequence is read, by where its capacity comes from:
-//!
-//! - **Given** ([`DeserializeInCapacity`], `#[scope(capacity = N)]`): the pool is carved
-//!   first and each element goes in as it is read (an exclusive insert); the handles are
-//!   staged (8 bytes each) and copied into the scope at the end.
-//! - **The file's length, said up front** (binary formats): as above, with the
-//!   capacity the format announced.
-//! - **The file's length, not said** (JSON): the elements are staged in this thread's
-//!   staging block while what they place (strings) goes to the scope, then the pool is
-//!   carved with room for exactly them, and they move in (one `memcpy` each). A
-//!   sequence that does not fit in the staging block (or any, without `std`) carries on
-//!   in a buffer at the top of the scope that doubles as it fills: correct, but its old
-//!   buffers (up to twice the elements' bytes) stay taken until the scope ends.
+//! How a sequence is read, and what it costs, is in [`PoolIn`]'s docs.
 //!
 //! Invariants: the pool is carved by the one body that `new_pool` and `new_dense_pool`
 //! share (so it registers with the scope's reports as they do), from the scope passed
@@ -210,6 +198,29 @@ where
 /// the scope (as with [`new_pool_pod`](crate::ScopeStack::new_pool_pod)) and pay
 /// nothing. It derefs to the pool, `&mut` included, for every pool method.
 ///
+/// # How a sequence is read, and what it costs
+///
+/// By where the capacity comes from:
+///
+/// - **Given** ([`DeserializeInCapacity`], `#[scope(capacity = N)]`): the pool is carved
+///   first and each element goes in as it is read (an exclusive insert, as
+///   [`insert_mut`](Pool::insert_mut)); the handles wait in this thread's staging block
+///   and are copied into the scope at the end.
+/// - **The file's length, said up front** (binary formats such as postcard): as above,
+///   with the capacity the format announced.
+/// - **The file's length, not said** (JSON): the elements wait in the staging block while
+///   what they place (strings, slices) goes to the scope; then the pool is carved with
+///   room for exactly them, and they move in, one `memcpy` each. A sequence that does
+///   not fit in what is left of the staging block (1 MiB per thread; or any sequence,
+///   without `std`) carries on in a buffer at the top of the scope that doubles as it
+///   fills: correct, but its old buffers (up to twice the elements' bytes) stay taken
+///   until the scope ends.
+///
+/// The scope then holds the pool (as [`new_pool`](crate::ScopeStack::new_pool) carves
+/// it, one finalizer record included, and listed in reports), one handle per element
+/// read (8 bytes each), and what the elements placed. No global-heap allocation after
+/// the thread's first staged sequence.
+///
 /// ```
 /// use scope_stack::serde::PoolIn;
 /// use scope_stack::LinearAllocator;
@@ -246,9 +257,10 @@ pub struct PoolIn<'s, T> {
 }
 
 /// A [`DensePool`] read from a level file: the pool, carved from the scope being
-/// loaded, and the handles of its values in the order of the file. The same rules as
-/// [`PoolIn`] (capacity from the file or given, values that need drop `Send +
-/// 'static`); it derefs to the dense pool.
+/// loaded, and the handles of its values in the order of the file. The same rules and
+/// costs as [`PoolIn`] (capacity from the file or given, values that need drop
+/// `Send + 'static`, each value put in with [`insert`](DensePool::insert)); it derefs
+/// to the dense pool.
 ///
 /// ```
 /// use scope_stack::serde::{CapacitySeed, DensePoolIn};
