@@ -169,6 +169,61 @@ fn a_given_capacity_leaves_room_to_insert_more() {
 }
 
 #[test]
+fn values_pooled_after_the_load_are_saved_after_the_files_in_a_pool_of_many_shards() {
+    // 2,048 slots in 32 shards: the file's values fill several shards, so their slots
+    // are not in file order.
+    let n: u32 = if cfg!(miri) { 150 } else { 1500 };
+    let (text, _) = numbers(n as usize);
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("level", |level| {
+        let mut pool = CapacitySeed::<_, PoolIn<u32>>::new(&**level, 2048)
+            .deserialize(&mut json(&text))
+            .unwrap();
+        assert!(pool.shard_count() > 1);
+        let mut dense = CapacitySeed::<_, DensePoolIn<u32>>::new(&**level, 2048)
+            .deserialize(&mut json(&text))
+            .unwrap();
+        let file = pool.file_handles();
+        let dense_file = dense.file_handles();
+        for i in (0..n as usize).step_by(7) {
+            pool.remove(file[i]).unwrap();
+            dense.remove(dense_file[i]).unwrap();
+        }
+        for v in 0..n / 3 {
+            pool.insert_mut(10_000 + v).unwrap();
+            dense.insert(10_000 + v).unwrap();
+        }
+        // The file's values first, in its order, then the others in the pool's order.
+        let mut expected: Vec<u32> = file.iter().filter_map(|&h| pool.get(h)).copied().collect();
+        expected.extend(
+            pool.iter()
+                .filter(|(h, _)| !file.contains(h))
+                .map(|(_, v)| *v),
+        );
+        assert_eq!(
+            serde_json::to_string(&pool).unwrap(),
+            serde_json::to_string(&expected).unwrap()
+        );
+        let mut expected: Vec<u32> = dense_file
+            .iter()
+            .filter_map(|&h| dense.get(h))
+            .copied()
+            .collect();
+        expected.extend(
+            dense
+                .iter()
+                .filter(|(h, _)| !dense_file.contains(h))
+                .map(|(_, v)| *v),
+        );
+        assert_eq!(
+            serde_json::to_string(&dense).unwrap(),
+            serde_json::to_string(&expected).unwrap()
+        );
+        assert_eq!(expected.len(), dense.len());
+    });
+}
+
+#[test]
 fn more_elements_than_the_capacity_is_an_invalid_length_error() {
     let text = enemies_json(5);
     let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();

@@ -427,13 +427,76 @@ macro_rules! pool_in {
 pool_in!(PoolIn, Pool, Handle, "pool");
 pool_in!(DensePoolIn, DensePool, DenseHandle, "dense pool");
 
+/// The most runs [`Lookup`] keeps: a pool filled from a file has one per shard it
+/// filled (at most [`DEFAULT_MAX_SHARDS`](crate::pool::DEFAULT_MAX_SHARDS) + 1 with
+/// the one it started in), a dense pool one.
+const MAX_RUNS: usize = 64;
+
+/// Finds a handle among the file's: the handles split into runs of ascending slot
+/// index (each shard of a fresh pool hands out its slots in order), each searched by
+/// halves; handles in more than [`MAX_RUNS`] runs are searched from end to end.
+struct Lookup<'h, K> {
+    handles: &'h [K],
+    /// Where each run ends; unused when `linear`.
+    ends: [usize; MAX_RUNS],
+    runs: usize,
+    linear: bool,
+}
+
+impl<'h, K: Copy + PartialEq> Lookup<'h, K> {
+    fn new(handles: &'h [K], slot: impl Fn(K) -> usize) -> Self {
+        let mut lookup = Lookup {
+            handles,
+            ends: [0; MAX_RUNS],
+            runs: 0,
+            linear: false,
+        };
+        let mut start = 0;
+        while start < handles.len() {
+            let mut end = start + 1;
+            while end < handles.len() && slot(handles[end - 1]) < slot(handles[end]) {
+                end += 1;
+            }
+            if lookup.runs == MAX_RUNS {
+                lookup.linear = true;
+                break;
+            }
+            lookup.ends[lookup.runs] = end;
+            lookup.runs += 1;
+            start = end;
+        }
+        lookup
+    }
+
+    /// Whether `h` is one of the handles.
+    fn contains(&self, h: K, slot: impl Fn(K) -> usize) -> bool {
+        if self.linear {
+            return self.handles.contains(&h);
+        }
+        let mut start = 0;
+        for &end in &self.ends[..self.runs] {
+            let run = &self.handles[start..end];
+            // Slots ascend strictly within a run, so at most one handle has `h`'s slot.
+            if let Ok(i) = run.binary_search_by_key(&slot(h), |&k| slot(k)) {
+                if run[i] == h {
+                    return true;
+                }
+            }
+            start = end;
+        }
+        false
+    }
+}
+
 /// The values in the order of the file (those still in the pool), then the values
 /// pooled since, in the pool's order ([`Pool::values`]), as a sequence; so a loaded
 /// level saves back as it was read. Values a [`PoolBox`](crate::PoolBox) holds are not
 /// written, nor are handles.
 ///
-/// Cost: one walk of the pool to count; when values were pooled after the load, each
-/// pooled value is looked up among the file's handles (O(len × file length)).
+/// Cost: a walk of the pool to count, and one to write the file's values; when values
+/// were pooled after the load, a walk of the pool that looks each value up among the
+/// file's handles, by halves (O(len × log(file length)) for a pool as the load left it;
+/// the file's handles fall into one ascending run per shard the load filled).
 /// Serializing fails with an error if another thread pools a value meanwhile (through
 /// `&Pool`).
 ///
@@ -468,8 +531,9 @@ impl<T: Serialize> Serialize for PoolIn<'_, T> {
             }
         }
         if written < len {
+            let file = Lookup::new(self.handles, Handle::index);
             for (h, v) in pool.iter() {
-                if !self.handles.contains(&h) {
+                if !file.contains(h, Handle::index) {
                     write(&mut seq, &mut written, v)?;
                 }
             }
@@ -489,8 +553,8 @@ const CHANGED: &str =
 /// inserted since, in the dense pool's order ([`DensePool::values`]), as a sequence; so
 /// a loaded level saves back as it was read. Handles are not written.
 ///
-/// Cost: O(len) when nothing was inserted after the load; otherwise each value is
-/// looked up among the file's handles (O(len × file length)).
+/// Cost: O(file length) when nothing was inserted after the load; otherwise each value
+/// is also looked up among the file's handles, by halves (O(len × log(file length))).
 ///
 /// ```
 /// use scope_stack::serde::DensePoolIn;
@@ -519,8 +583,9 @@ impl<T: Serialize> Serialize for DensePoolIn<'_, T> {
             }
         }
         if written < pool.len() {
+            let file = Lookup::new(self.handles, DenseHandle::index);
             for (h, v) in pool.iter() {
-                if !self.handles.contains(&h) {
+                if !file.contains(h, DenseHandle::index) {
                     seq.serialize_element(v)?;
                 }
             }
