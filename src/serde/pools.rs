@@ -427,9 +427,10 @@ macro_rules! pool_in {
 pool_in!(PoolIn, Pool, Handle, "pool");
 pool_in!(DensePoolIn, DensePool, DenseHandle, "dense pool");
 
-/// The most runs [`Lookup`] keeps: a pool filled from a file has one per shard it
-/// filled (at most [`DEFAULT_MAX_SHARDS`](crate::pool::DEFAULT_MAX_SHARDS) + 1 with
-/// the one it started in), a dense pool one.
+/// The most runs [`Lookup`] keeps: the handles of a pool filled from a file fall into
+/// one run per shard the load filled (at most
+/// [`DEFAULT_MAX_SHARDS`](crate::pool::DEFAULT_MAX_SHARDS)), those of a dense pool into
+/// one.
 const MAX_RUNS: usize = 64;
 
 /// Finds a handle among the file's: the handles split into runs of ascending slot
