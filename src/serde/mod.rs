@@ -20,12 +20,24 @@
 //! [`Serde`] (it may use the global heap). Structs and enums through
 //! `#[derive(DeserializeIn)]` (feature `derive`).
 //!
+//! Pools: [`PoolIn`] and [`DensePoolIn`], a [`Pool`](crate::Pool) or
+//! [`DensePool`](crate::DensePool) carved from the scope being loaded (as `new_pool`
+//! and `new_dense_pool` carve them, reports included) and filled from a sequence, with
+//! the handles of its values in the order of the file. The capacity is the number of
+//! elements in the file, or given ([`DeserializeInCapacity`], [`CapacitySeed`], and
+//! `#[scope(capacity = N)]` on a derived field) so that the game can insert more at run
+//! time; more elements than that is an error. Values with destructors must be
+//! `Send + 'static` (the pool's finalizer drops them); values that need none may borrow
+//! the scope and pay nothing.
+//!
 //! # Saving a level
 //!
 //! What this module reads also serializes with serde, so an editor can save a level it
 //! loaded: `&'s str`, slices and `&'s T` through serde's own impls, [`ScopeMap`] as a
 //! map, and [`Pool`](crate::Pool) and [`DensePool`](crate::DensePool) as the sequence of
-//! their values in iteration order (handles are not written).
+//! their values in iteration order (handles are not written); [`PoolIn`] and
+//! [`DensePoolIn`] write their values in the order of the file, then those inserted
+//! since, so a loaded level saves back as it was read.
 //!
 //! # Sequences of unknown length, nested
 //!
@@ -53,6 +65,10 @@
 //!   each time an element placed data: correct, but the old places stay taken until
 //!   the scope ends.
 //!
+//! A pool whose capacity is the file's length is filled the same way: its elements are
+//! staged (or, without room there, kept in a doubling buffer at the top of the scope),
+//! then the pool is carved and they move in (see [`PoolIn`]).
+//!
 //! The costs: one move of each staged element (a `memcpy`; one more for the elements
 //! of a sequence that moves to a larger block, each time it moves), no global-heap
 //! allocation after a thread's first load of its largest level, staging blocks kept
@@ -70,15 +86,17 @@
 //! `DROP` item of [`DeserializeIn`] (set for the crate's own `'static` types and for
 //! [`Serde`]). Placing one that needs drop but cannot state it (a derived struct that
 //! borrows the scope and holds a `String`) is refused when the program is built (E0080,
-//! as `new_pod` refuses such types). Values that need no drop pay nothing.
+//! as `new_pod` refuses such types). Values that need no drop pay nothing. The values
+//! of a [`PoolIn`] or [`DensePoolIn`] follow the same rule and are dropped by the pool's
+//! own finalizer (one record per pool, as with `new_pool`), not one record each.
 //!
 //! # A failed load
 //!
 //! Deserialization stops at the first error (bad input, a type mismatch, a missing
 //! field, or a scope that ran out of room: the error then names the scope and the bytes
 //! asked for, and says that what the load placed stays taken). Values built so far and
-//! not yet placed are dropped at once; every value already placed with a finalizer is
-//! dropped exactly once, when its scope ends.
+//! not yet placed are dropped at once; every value already placed with a finalizer (or in
+//! a pool already carved) is dropped exactly once, when its scope ends.
 //!
 //! **In a plain scope, the bytes a failed load placed stay taken until the scope
 //! ends**: it is not rewound to where it was before the load. For a clean slate, load
@@ -152,6 +170,7 @@ mod capacity;
 mod collect;
 mod map;
 mod methods;
+mod pools;
 #[doc(hidden)]
 pub mod private;
 mod refs;
@@ -163,6 +182,7 @@ mod slices;
 mod slots;
 #[cfg(feature = "std")]
 mod staging;
+mod stash;
 mod trait_in;
 
 /// The paths `#[derive(DeserializeIn)]` writes (not public API).
@@ -174,6 +194,7 @@ pub mod __private {
 
 pub use capacity::{CapacitySeed, DeserializeInCapacity};
 pub use map::ScopeMap;
+pub use pools::{DensePoolIn, PoolIn};
 /// `#[derive(DeserializeIn)]` (feature `derive`): see the `scope-stack-derive` crate for
 /// the attributes it reads (serde's `rename`, `rename_all`, `alias`, `default`, `skip`,
 /// `deny_unknown_fields`, and `with_serde`).
