@@ -82,6 +82,7 @@
 
 mod capacity;
 mod collect;
+mod content;
 mod map;
 mod methods;
 #[doc(hidden)]
