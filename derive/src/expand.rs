@@ -116,6 +116,12 @@ pub fn expand(input: DeriveInput) -> syn::Result<TokenStream> {
 
     let (items, drive, places) = match &input.data {
         Data::Struct(s) => {
+            if let Some(span) = cont.repr_span {
+                return Err(syn::Error::new(
+                    span,
+                    "DeserializeIn: `tag`, `content` and `untagged` apply to enums only",
+                ));
+            }
             let fields = specs(&s.fields, cont.rename_all)?;
             let vname = format_ident!("__Visitor");
             let ctor = quote!(#name);
@@ -191,11 +197,28 @@ fn places_of(ctx: &Ctx, fields: &[FieldSpec]) -> TokenStream {
     quote!(false #(|| <#tys as #k::DeserializeIn<#s>>::PLACES)*)
 }
 
+/// The seed that reads field `f` into `self.scope`: a `Seed`, or a `CapacitySeed` for
+/// `#[scope(capacity = N)]`.
+fn seed_of(f: &FieldSpec) -> TokenStream {
+    let k = krate();
+    let ty = &f.ty;
+    match &f.attrs.capacity {
+        Some(n) => quote!(#k::CapacitySeed::<__P, #ty>::new(self.scope, #n)),
+        None => quote!(#k::Seed::<__P, #ty>::new(self.scope)),
+    }
+}
+
 /// The fields of a body with their file names.
 fn specs(fields: &Fields, rename_all: Option<Case>) -> syn::Result<Vec<FieldSpec>> {
     let mut out = Vec::new();
     for (i, f) in fields.iter().enumerate() {
         let attrs = attr::member(&f.attrs)?;
+        if let (Some(n), true) = (&attrs.capacity, attrs.with_serde) {
+            return Err(syn::Error::new_spanned(
+                n,
+                "DeserializeIn: `capacity` needs a field read with DeserializeIn, not `with_serde`",
+            ));
+        }
         let member = match &f.ident {
             Some(id) => Member::Named(id.clone()),
             None => Member::Unnamed(i.into()),
@@ -366,11 +389,16 @@ fn body_visitor(
         let elem = if f.attrs.with_serde {
             quote!(#k::de::SeqAccess::next_element::<#ty>(&mut __seq)?)
         } else {
-            quote!(#k::de::SeqAccess::next_element_seed(&mut __seq, #k::Seed::<__P, #ty>::new(self.scope))?)
+            {
+                let seed = seed_of(f);
+                quote!(#k::de::SeqAccess::next_element_seed(&mut __seq, #seed)?)
+            }
         };
         let missing = match default_of(f) {
             Some(d) => d,
-            None => quote!(return ::core::result::Result::Err(#k::de::Error::invalid_length(#i, &self))),
+            None => {
+                quote!(return ::core::result::Result::Err(#k::de::Error::invalid_length(#i, &self)))
+            }
         };
         quote! {
             let #v: #ty = match #elem {
@@ -422,7 +450,10 @@ fn body_visitor(
                 let value = if f.attrs.with_serde {
                     quote!(#k::de::MapAccess::next_value::<#ty>(&mut __map)?)
                 } else {
-                    quote!(#k::de::MapAccess::next_value_seed(&mut __map, #k::Seed::<__P, #ty>::new(self.scope))?)
+                    {
+                        let seed = seed_of(f);
+                        quote!(#k::de::MapAccess::next_value_seed(&mut __map, #seed)?)
+                    }
                 };
                 quote! {
                     #field_enum::#id => {
@@ -449,9 +480,12 @@ fn body_visitor(
                     None if f.attrs.with_serde => {
                         quote!(#k::missing_field_serde::<#ty, __A::Error>(#name)?)
                     }
-                    None => {
-                        quote!(#k::missing_field::<#s, __P, #ty, __A::Error>(self.scope, #name)?)
-                    }
+                    None => match &f.attrs.capacity {
+                        Some(n) => quote!(#k::missing_field_capacity::<#s, __P, #ty, __A::Error>(
+                            self.scope, #n, #name)?),
+                        None => quote!(#k::missing_field::<#s, __P, #ty, __A::Error>(
+                            self.scope, #name)?),
+                    },
                 };
                 quote! {
                     let #v: #ty = match #v {
@@ -485,7 +519,10 @@ fn body_visitor(
             let value = if read[0].attrs.with_serde {
                 quote!(<#ty as #k::de::Deserialize<'__de>>::deserialize(__d)?)
             } else {
-                quote!(<#ty as #k::DeserializeIn<#s>>::deserialize_in(self.scope, __d)?)
+                {
+                    let seed = seed_of(read[0]);
+                    quote!(#k::de::DeserializeSeed::deserialize(#seed, __d)?)
+                }
             };
             quote! {
                 fn visit_newtype_struct<__D2: #k::de::Deserializer<'__de>>(self, __d: __D2)
@@ -516,8 +553,20 @@ fn body_visitor(
     Ok((items, fields_const))
 }
 
-/// An externally tagged enum: `"Unit"`, `{"Newtype": value}`, `{"Tuple": [..]}`,
-/// `{"Struct": {..}}`.
+/// What one variant's arm reads.
+enum Shape {
+    Unit,
+    /// One field read alone: its index in the enum's list of fields.
+    Newtype(usize),
+    /// A tuple variant of `n` fields, or a struct variant, read by a body visitor.
+    Tuple(TokenStream, usize),
+    Struct(TokenStream, Ident),
+}
+
+/// An enum, in any of serde's four representations: externally tagged (`"Unit"`,
+/// `{"Newtype": value}`, ...), internally tagged (`{"type": "Struct", ..fields}`),
+/// adjacently tagged (`{"t": "Newtype", "c": value}`) and untagged (the first variant
+/// that reads the value).
 fn enum_body(
     ctx: &Ctx,
     name: &Ident,
@@ -526,13 +575,20 @@ fn enum_body(
     cont: &Container,
 ) -> syn::Result<(TokenStream, TokenStream, TokenStream)> {
     let k = krate();
-    let s = &ctx.s_lt;
+    let repr = cont.repr()?;
     let mut items = TokenStream::new();
-    let mut arms = TokenStream::new();
     let mut keyed = Vec::new();
     let mut all_fields = Vec::new();
+    // (variant ident, identifier ident, shape, file name)
+    let mut variants: Vec<(Ident, Ident, Shape, String)> = Vec::new();
     for (i, v) in e.variants.iter().enumerate() {
         let vattrs = attr::member(&v.attrs)?;
+        if let Some(n) = &vattrs.capacity {
+            return Err(syn::Error::new_spanned(
+                n,
+                "DeserializeIn: `capacity` belongs on a field, not on a variant",
+            ));
+        }
         if vattrs.skip {
             continue;
         }
@@ -547,25 +603,19 @@ fn enum_body(
         ns.extend(vattrs.aliases.iter().cloned());
         keyed.push((ns, id.clone()));
         let fields = specs(&v.fields, vattrs.rename_all)?;
-        let arm = match &v.fields {
-            Fields::Unit => quote! {
-                (__Variant::#id, __a) => {
-                    #k::de::VariantAccess::unit_variant(__a)?;
-                    ::core::result::Result::Ok(#name::#ident)
-                }
-            },
+        let shape = match &v.fields {
+            Fields::Unit => Shape::Unit,
             Fields::Unnamed(u) if u.unnamed.len() == 1 && !fields[0].attrs.skip => {
-                let ty = &fields[0].ty;
-                let value = if fields[0].attrs.with_serde {
-                    quote!(#k::de::VariantAccess::newtype_variant::<#ty>(__a)?)
-                } else {
-                    quote!(#k::de::VariantAccess::newtype_variant_seed(__a, #k::Seed::<__P, #ty>::new(self.scope))?)
-                };
-                quote! {
-                    (__Variant::#id, __a) => ::core::result::Result::Ok(#name::#ident(#value)),
-                }
+                Shape::Newtype(all_fields.len())
             }
             shape => {
+                if let (attr::Repr::Internal(_), Fields::Unnamed(_)) = (&repr, shape) {
+                    return Err(syn::Error::new(
+                        ident.span(),
+                        "DeserializeIn: an internally tagged enum cannot hold a tuple \
+                         variant (its fields have no names to sit beside the tag)",
+                    ));
+                }
                 let vis = format_ident!("__Visitor{}", i);
                 let ctor = quote!(#name::#ident);
                 let var_cont = Container {
@@ -586,20 +636,12 @@ fn enum_body(
                 items.extend(its);
                 let visitor = quote!(#vis { scope: self.scope, _m: #k::PhantomData });
                 match shape {
-                    Fields::Named(_) => quote! {
-                        (__Variant::#id, __a) =>
-                            #k::de::VariantAccess::struct_variant(__a, #fields_const, #visitor),
-                    },
-                    _ => {
-                        let n = fields.iter().filter(|f| !f.attrs.skip).count();
-                        quote! {
-                            (__Variant::#id, __a) => #k::de::VariantAccess::tuple_variant(__a, #n, #visitor),
-                        }
-                    }
+                    Fields::Named(_) => Shape::Struct(visitor, fields_const),
+                    _ => Shape::Tuple(visitor, fields.iter().filter(|f| !f.attrs.skip).count()),
                 }
             }
         };
-        arms.extend(arm);
+        variants.push((ident.clone(), id, shape, vname));
         all_fields.extend(fields);
     }
     let names: Vec<&String> = keyed.iter().map(|(ns, _)| &ns[0]).collect();
@@ -614,28 +656,194 @@ fn enum_body(
     ));
     let vname = format_ident!("__Visitor");
     items.extend(ctx.visitor_struct(&vname));
-    let expecting = format!("enum {name}");
-    items.extend(ctx.visitor_impl(
-        &vname,
-        quote! {
-            fn expecting(&self, __f: &mut #k::fmt::Formatter<'_>) -> #k::fmt::Result {
-                __f.write_str(#expecting)
+    let new_visitor = quote!(#vname { scope: __scope, _m: #k::PhantomData });
+    let err_of = quote!(<__D as #k::de::Deserializer<'__de>>::Error);
+
+    if let attr::Repr::External = repr {
+        let mut arms = TokenStream::new();
+        for (ident, id, shape, _) in &variants {
+            arms.extend(match shape {
+                Shape::Unit => quote! {
+                    (__Variant::#id, __a) => {
+                        #k::de::VariantAccess::unit_variant(__a)?;
+                        ::core::result::Result::Ok(#name::#ident)
+                    }
+                },
+                Shape::Newtype(at) => {
+                    let f = &all_fields[*at];
+                    let ty = &f.ty;
+                    let value = if f.attrs.with_serde {
+                        quote!(#k::de::VariantAccess::newtype_variant::<#ty>(__a)?)
+                    } else {
+                        let seed = seed_of(f);
+                        quote!(#k::de::VariantAccess::newtype_variant_seed(__a, #seed)?)
+                    };
+                    quote! {
+                        (__Variant::#id, __a) => ::core::result::Result::Ok(#name::#ident(#value)),
+                    }
+                }
+                Shape::Tuple(visitor, n) => quote! {
+                    (__Variant::#id, __a) => #k::de::VariantAccess::tuple_variant(__a, #n, #visitor),
+                },
+                Shape::Struct(visitor, fields_const) => quote! {
+                    (__Variant::#id, __a) =>
+                        #k::de::VariantAccess::struct_variant(__a, #fields_const, #visitor),
+                },
+            });
+        }
+        let expecting = format!("enum {name}");
+        items.extend(ctx.visitor_impl(
+            &vname,
+            quote! {
+                fn expecting(&self, __f: &mut #k::fmt::Formatter<'_>) -> #k::fmt::Result {
+                    __f.write_str(#expecting)
+                }
+                fn visit_enum<__A: #k::de::EnumAccess<'__de>>(self, __data: __A)
+                    -> ::core::result::Result<Self::Value, __A::Error>
+                {
+                    match #k::de::EnumAccess::variant::<__Variant>(__data)? {
+                        #arms
+                    }
+                }
+            },
+        ));
+        let drive = quote! {
+            #k::de::Deserializer::deserialize_enum(__de, #file_name, #variants_const, #new_visitor)
+        };
+        return Ok((items, drive, places_of(ctx, &all_fields)));
+    }
+
+    // The other three read a variant from a deserializer of its value alone:
+    // `__Visitor::__variant(id, deserializer)`.
+    let internal = matches!(repr, attr::Repr::Internal(_));
+    let mut arms = TokenStream::new();
+    for (ident, id, shape, file) in &variants {
+        arms.extend(match shape {
+            Shape::Unit => {
+                let expecting = format!("unit variant {name}::{ident}");
+                quote! {
+                    __Variant::#id => {
+                        #k::de::Deserializer::deserialize_unit(
+                            __d, #k::UnitOnly { expecting: #expecting, map: #internal })?;
+                        ::core::result::Result::Ok(#name::#ident)
+                    }
+                }
             }
-            fn visit_enum<__A: #k::de::EnumAccess<'__de>>(self, __data: __A)
-                -> ::core::result::Result<Self::Value, __A::Error>
+            Shape::Newtype(at) => {
+                let f = &all_fields[*at];
+                let ty = &f.ty;
+                let value = if f.attrs.with_serde {
+                    quote!(<#ty as #k::de::Deserialize<'__de>>::deserialize(__d)?)
+                } else {
+                    let seed = seed_of(f);
+                    quote!(#k::de::DeserializeSeed::deserialize(#seed, __d)?)
+                };
+                quote!(__Variant::#id => ::core::result::Result::Ok(#name::#ident(#value)),)
+            }
+            Shape::Tuple(visitor, n) => quote! {
+                __Variant::#id => #k::de::Deserializer::deserialize_tuple(__d, #n, #visitor),
+            },
+            Shape::Struct(visitor, fields_const) => quote! {
+                __Variant::#id =>
+                    #k::de::Deserializer::deserialize_struct(__d, #file, #fields_const, #visitor),
+            },
+        });
+    }
+    let (ig, tg, w) = ctx.vis_generics.split_for_impl();
+    let self_ty = &ctx.self_ty;
+    items.extend(quote! {
+        impl #ig #vname #tg #w {
+            fn __variant<'__de, __D2: #k::de::Deserializer<'__de>>(&self, __id: __Variant, __d: __D2)
+                -> ::core::result::Result<#self_ty, __D2::Error>
             {
-                match #k::de::EnumAccess::variant::<__Variant>(__data)? {
+                match __id {
                     #arms
                 }
             }
-        },
-    ));
-    let _ = s;
-    let drive = quote! {
-        #k::de::Deserializer::deserialize_enum(
-            __de, #file_name, #variants_const,
-            #vname { scope: __scope, _m: #k::PhantomData },
-        )
+        }
+    });
+    let drive = match repr {
+        attr::Repr::Internal(tag) => {
+            let expecting = format!("internally tagged enum {name}");
+            quote! {{
+                let __v = #new_visitor;
+                #k::tagged(__de, #tag, #expecting, move |__t, __rest| {
+                    let __id: __Variant =
+                        #k::de::Deserialize::deserialize(#k::replay::<#err_of>(__t))?;
+                    __v.__variant(__id, #k::replay::<#err_of>(__rest))
+                })
+            }}
+        }
+        attr::Repr::Untagged => {
+            let msg = format!("data did not match any variant of untagged enum {name}");
+            let ids = variants.iter().map(|(_, id, _, _)| id);
+            quote! {{
+                let __v = #new_visitor;
+                #k::buffered(__de, move |__c| {
+                    #(
+                        if let ::core::result::Result::Ok(__x) =
+                            __v.__variant(__Variant::#ids, #k::replay::<#k::Mismatch>(__c))
+                        {
+                            return ::core::result::Result::Ok(__x);
+                        }
+                    )*
+                    ::core::result::Result::Err(<#err_of as #k::de::Error>::custom(#msg))
+                })
+            }}
+        }
+        attr::Repr::Adjacent(tag, content) => {
+            let seed = format_ident!("__Seed");
+            let (g, _, _) = ctx.vis_generics.split_for_impl();
+            let s = &ctx.s_lt;
+            let mut sg = ctx.vis_generics.clone();
+            sg.params.insert(0, parse_quote!('__de));
+            let (sig, _, _) = sg.split_for_impl();
+            items.extend(quote! {
+                struct #seed #g #w {
+                    scope: __P,
+                    id: __Variant,
+                    _m: #k::PhantomData<fn() -> (&#s (), #self_ty)>,
+                }
+                impl #sig #k::de::DeserializeSeed<'__de> for #seed #tg #w {
+                    type Value = #self_ty;
+                    fn deserialize<__D2: #k::de::Deserializer<'__de>>(self, __d: __D2)
+                        -> ::core::result::Result<#self_ty, __D2::Error>
+                    {
+                        #vname { scope: self.scope, _m: #k::PhantomData }.__variant(self.id, __d)
+                    }
+                }
+            });
+            let expecting = format!("adjacently tagged enum {name}");
+            let deny = cont.deny_unknown_fields;
+            let make_seed = quote! {
+                move |__id: __Variant| #seed { scope: __scope, id: __id, _m: #k::PhantomData }
+            };
+            items.extend(ctx.visitor_impl(
+                &vname,
+                quote! {
+                    fn expecting(&self, __f: &mut #k::fmt::Formatter<'_>) -> #k::fmt::Result {
+                        __f.write_str(#expecting)
+                    }
+                    fn visit_map<__A: #k::de::MapAccess<'__de>>(self, __map: __A)
+                        -> ::core::result::Result<Self::Value, __A::Error>
+                    {
+                        let __scope = self.scope;
+                        #k::adjacent_map(__map, &[#tag, #content], #deny, #make_seed)
+                    }
+                    fn visit_seq<__A: #k::de::SeqAccess<'__de>>(self, __seq: __A)
+                        -> ::core::result::Result<Self::Value, __A::Error>
+                    {
+                        let __scope = self.scope;
+                        #k::adjacent_seq(__seq, &self, #make_seed)
+                    }
+                },
+            ));
+            quote! {
+                #k::de::Deserializer::deserialize_struct(
+                    __de, #file_name, &[#tag, #content], #new_visitor)
+            }
+        }
+        attr::Repr::External => unreachable!("handled above"),
     };
     Ok((items, drive, places_of(ctx, &all_fields)))
 }

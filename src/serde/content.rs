@@ -597,6 +597,28 @@ impl<'de> Visitor<'de> for UnitOnly {
     }
 }
 
+/// The error of one untagged attempt: it keeps nothing, so a failed attempt costs no
+/// allocation (a format's own error type may allocate for its message, as
+/// `serde_json::Error` does); the enum reports its own message when every attempt
+/// failed.
+#[derive(Debug)]
+pub struct Mismatch;
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the value does not match this variant")
+    }
+}
+
+impl serde::de::StdError for Mismatch {}
+
+impl Error for Mismatch {
+    #[cold]
+    fn custom<T: fmt::Display>(_msg: T) -> Self {
+        Mismatch
+    }
+}
+
 /// A serde `Deserializer` that replays a [`Content`] tree; copy it to replay the same
 /// tree again.
 pub struct ContentRef<'a, E> {

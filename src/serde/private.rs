@@ -15,7 +15,7 @@ use super::trait_in::DeserializeIn;
 
 pub use super::capacity::{CapacitySeed, DeserializeInCapacity};
 pub use super::content::{
-    adjacent_map, adjacent_seq, buffered, replay, tagged, Content, ContentRef, UnitOnly,
+    adjacent_map, adjacent_seq, buffered, replay, tagged, Content, ContentRef, Mismatch, UnitOnly,
 };
 pub use super::trait_in::Seed;
 pub use crate::scope::place::Place as PlaceTrait;
