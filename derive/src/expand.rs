@@ -847,3 +847,187 @@ fn enum_body(
     };
     Ok((items, drive, places_of(ctx, &all_fields)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::expand;
+    use syn::{parse_quote, DeriveInput};
+
+    /// The message of the error `expand` gives for `input`.
+    fn error_of(input: DeriveInput) -> String {
+        match expand(input) {
+            Ok(_) => panic!("expected an error"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// Expands `input` (the generated code itself is compiled by the main crate's
+    /// tests, `tests/serde_levels.rs` and `tests/serde_enums.rs`).
+    fn expands(input: DeriveInput) -> String {
+        match expand(input) {
+            Ok(out) => out.to_string(),
+            Err(e) => panic!("expected an expansion: {e}"),
+        }
+    }
+
+    #[test]
+    fn struct_attributes_are_accepted() {
+        let out = expands(parse_quote! {
+            #[serde(rename = "L", rename_all = "camelCase", deny_unknown_fields, default)]
+            #[serde(skip_serializing_if = "x", serialize_with = "y")]
+            struct Level<'s> {
+                #[serde(rename = "n", alias = "name", default)]
+                level_name: &'s str,
+                #[serde(default = "seven")]
+                lives: u8,
+                #[serde(skip)]
+                loaded: u64,
+                #[serde(skip_deserializing)]
+                cache: u32,
+                #[scope(with_serde)]
+                title: String,
+                #[scope(capacity = 64)]
+                pool: Pool<'s>,
+                #[scope(capacity = SPARE * 2)]
+                other: Pool<'s>,
+            }
+        });
+        assert!(out.contains("CapacitySeed"), "{out}");
+        assert!(
+            out.contains("\"levelName\"") || out.contains("\"n\""),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn enum_representations_are_accepted() {
+        for input in [
+            parse_quote! {
+                #[serde(tag = "type", rename_all = "snake_case")]
+                enum E<'s> { A, B(Inner<'s>), C { x: &'s str } }
+            },
+            parse_quote! {
+                #[serde(tag = "t", content = "c")]
+                enum E<'s> { A, B(&'s str), C(u8, u8), D { x: u8 } }
+            },
+            parse_quote! {
+                #[serde(untagged)]
+                enum E<'s> { A, B(&'s str), C(u8, u8), D { x: u8 } }
+            },
+            parse_quote! {
+                enum E<'s> {
+                    #[serde(rename = "a", alias = "aa")] A,
+                    #[serde(rename_all = "camelCase")] B { long_name: &'s str },
+                    #[serde(skip)] C,
+                }
+            },
+        ] {
+            expands(input);
+        }
+        let out = expands(parse_quote! {
+            #[serde(untagged)]
+            enum V { A(u8) }
+        });
+        assert!(out.contains("data did not match any variant of untagged enum V"));
+    }
+
+    #[test]
+    fn unknown_attributes_are_refused() {
+        let e = error_of(parse_quote! {
+            struct S { #[serde(flatten)] x: u8 }
+        });
+        assert!(
+            e.contains("DeserializeIn does not support `flatten` here"),
+            "{e}"
+        );
+        let e = error_of(parse_quote! {
+            #[serde(transparent)]
+            struct S(u8);
+        });
+        assert!(e.contains("does not support `transparent`"), "{e}");
+        let e = error_of(parse_quote! {
+            enum E { #[serde(other)] A }
+        });
+        assert!(e.contains("does not support `other`"), "{e}");
+        let e = error_of(parse_quote! {
+            #[serde(rename_all = "Title Case")]
+            struct S { x: u8 }
+        });
+        assert!(e.contains("unknown rename_all case"), "{e}");
+    }
+
+    #[test]
+    fn bad_combinations_are_refused() {
+        let cases: [(DeriveInput, &str); 7] = [
+            (
+                parse_quote!(
+                    #[serde(tag = "t")]
+                    struct S {
+                        x: u8,
+                    }
+                ),
+                "apply to enums only",
+            ),
+            (
+                parse_quote!(
+                    #[serde(content = "c")]
+                    enum E {
+                        A,
+                    }
+                ),
+                "`content` needs a `tag`",
+            ),
+            (
+                parse_quote!(
+                    #[serde(untagged, tag = "t")]
+                    enum E {
+                        A,
+                    }
+                ),
+                "`untagged` cannot be combined",
+            ),
+            (
+                parse_quote!(
+                    #[serde(tag = "t", content = "t")]
+                    enum E {
+                        A,
+                    }
+                ),
+                "must name different fields",
+            ),
+            (
+                parse_quote!(
+                    #[serde(tag = "t")]
+                    enum E {
+                        A(u8, u8),
+                    }
+                ),
+                "cannot hold a tuple variant",
+            ),
+            (
+                parse_quote!(
+                    struct S {
+                        #[scope(capacity = 4, with_serde)]
+                        x: Vec<u8>,
+                    }
+                ),
+                "`capacity` needs a field read with DeserializeIn",
+            ),
+            (
+                parse_quote!(
+                    enum E {
+                        #[scope(capacity = 4)]
+                        A(u8),
+                    }
+                ),
+                "`capacity` belongs on a field",
+            ),
+        ];
+        for (input, msg) in cases {
+            let e = error_of(input);
+            assert!(e.contains(msg), "{e} (wanted {msg})");
+        }
+        let e = error_of(parse_quote!(union U { a: u8 }));
+        assert!(e.contains("cannot be derived for a union"), "{e}");
+    }
+}
