@@ -467,3 +467,48 @@ fn capacity_fields_get_their_capacity() {
         assert!(e.contains("expected at most 2 elements"), "{e}");
     });
 }
+
+/// Enums whose variants read nothing into the scope: the derive's helpers must not warn.
+#[deny(warnings)]
+mod quiet {
+    use scope_stack::serde::DeserializeIn;
+
+    #[derive(DeserializeIn, Debug, PartialEq)]
+    #[serde(untagged)]
+    pub enum Units {
+        A,
+    }
+
+    #[derive(DeserializeIn, Debug, PartialEq)]
+    #[serde(tag = "t")]
+    pub enum Tags {
+        A,
+        B,
+    }
+
+    #[derive(DeserializeIn, Debug, PartialEq)]
+    #[serde(tag = "t", content = "c")]
+    pub enum Adjacent {
+        A,
+        #[serde(skip)]
+        #[allow(dead_code)]
+        B(u8),
+    }
+}
+
+#[test]
+fn enums_of_unit_variants() {
+    let mut memory = LinearAllocator::with_capacity(1 << 12).unwrap();
+    memory.scope("s", |s| {
+        let u: quiet::Units = s.deserialize(&mut json("null")).unwrap();
+        assert_eq!(u, quiet::Units::A);
+        let t: quiet::Tags = s.deserialize(&mut json(r#"{"t": "B"}"#)).unwrap();
+        assert_eq!(t, quiet::Tags::B);
+        let a: quiet::Adjacent = s.deserialize(&mut json(r#"{"t": "A"}"#)).unwrap();
+        assert_eq!(a, quiet::Adjacent::A);
+        let e = s
+            .deserialize::<quiet::Adjacent, _>(&mut json(r#"{"t": "B", "c": 1}"#))
+            .unwrap_err();
+        assert!(e.to_string().contains("unknown variant `B`"), "{e}");
+    });
+}
