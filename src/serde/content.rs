@@ -24,8 +24,9 @@
 use core::fmt;
 use core::marker::PhantomData;
 
-use allocator_api2::alloc::Allocator;
-use allocator_api2::vec::Vec;
+use crate::scope::ScopeStack;
+#[cfg(feature = "std")]
+use allocator_api2::{alloc::Allocator, vec::Vec};
 use serde::de::{
     Deserialize, DeserializeSeed, Deserializer, EnumAccess, Error, Expected, IntoDeserializer,
     MapAccess, SeqAccess, Unexpected, VariantAccess, Visitor,
@@ -110,6 +111,7 @@ impl Content<'_> {
     }
 
     /// The text of a string value.
+    #[cfg(feature = "std")]
     fn as_str(&self) -> Option<&str> {
         match *self {
             Content::Str(s) => Some(s),
@@ -120,6 +122,7 @@ impl Content<'_> {
 }
 
 /// The error of a tree that does not fit in the staging block.
+#[cfg(feature = "std")]
 #[cold]
 fn full<E: Error>() -> E {
     E::custom(
@@ -129,11 +132,13 @@ fn full<E: Error>() -> E {
 }
 
 /// Moves a vector into its allocator for the rest of the staging scope.
+#[cfg(feature = "std")]
 fn leak<'c, T, A: Allocator + 'c>(v: Vec<T, A>) -> &'c [T] {
     v.leak()
 }
 
 /// Pushes `value`, or fails with [`full`] when the staging block has no room.
+#[cfg(feature = "std")]
 fn push<T, A: Allocator, E: Error>(v: &mut Vec<T, A>, value: T) -> Result<(), E> {
     if v.len() == v.capacity() {
         let more = v.len().max(4);
@@ -146,18 +151,22 @@ fn push<T, A: Allocator, E: Error>(v: &mut Vec<T, A>, value: T) -> Result<(), E>
 }
 
 /// Captures one value as a [`Content`] tree carved with `A` (a seed and a visitor).
+#[cfg(feature = "std")]
 struct Capture<'c, A> {
     alloc: A,
     _c: PhantomData<&'c ()>,
 }
 
+#[cfg(feature = "std")]
 impl<A: Copy> Clone for Capture<'_, A> {
     fn clone(&self) -> Self {
         *self
     }
 }
+#[cfg(feature = "std")]
 impl<A: Copy> Copy for Capture<'_, A> {}
 
+#[cfg(feature = "std")]
 impl<'c, A: Allocator + Copy + 'c> Capture<'c, A> {
     fn new(alloc: A) -> Self {
         Capture {
@@ -180,6 +189,7 @@ impl<'c, A: Allocator + Copy + 'c> Capture<'c, A> {
     }
 }
 
+#[cfg(feature = "std")]
 impl<'de, 'c, A: Allocator + Copy + 'c> DeserializeSeed<'de> for Capture<'c, A> {
     type Value = Content<'c>;
     fn deserialize<D: Deserializer<'de>>(self, de: D) -> Result<Self::Value, D::Error> {
@@ -187,6 +197,7 @@ impl<'de, 'c, A: Allocator + Copy + 'c> DeserializeSeed<'de> for Capture<'c, A> 
     }
 }
 
+#[cfg(feature = "std")]
 macro_rules! capture_scalars {
     ($($method:ident($t:ty) => $variant:ident,)*) => {$(
         fn $method<E: Error>(self, v: $t) -> Result<Self::Value, E> {
@@ -195,6 +206,7 @@ macro_rules! capture_scalars {
     )*};
 }
 
+#[cfg(feature = "std")]
 impl<'de, 'c, A: Allocator + Copy + 'c> Visitor<'de> for Capture<'c, A> {
     type Value = Content<'c>;
 
@@ -277,12 +289,14 @@ impl<'de, 'c, A: Allocator + Copy + 'c> Visitor<'de> for Capture<'c, A> {
 /// Captures a map (or a sequence) holding a tag: the tag's value, and the rest of the
 /// value without it (a map without the tag's entry, or the sequence after its first
 /// element).
+#[cfg(feature = "std")]
 struct TaggedCapture<'c, A> {
     capture: Capture<'c, A>,
     tag: &'static str,
     expecting: &'static str,
 }
 
+#[cfg(feature = "std")]
 impl<'de, 'c, A: Allocator + Copy + 'c> Visitor<'de> for TaggedCapture<'c, A> {
     type Value = (Content<'c>, Content<'c>);
 
@@ -334,9 +348,7 @@ fn no_staging<E: Error>() -> E {
 
 /// Runs `f` with this thread's staging scope as the allocator of a [`Content`] tree.
 #[cfg(feature = "std")]
-fn with_arena<R, E: Error>(
-    f: impl FnOnce(&crate::scope::ScopeStack<'_>) -> Result<R, E>,
-) -> Result<R, E> {
+fn with_arena<R, E: Error>(f: impl FnOnce(&ScopeStack<'_>) -> Result<R, E>) -> Result<R, E> {
     super::staging::with_staging(|s| match s {
         Some(s) => f(s),
         None => Err(no_staging()),
@@ -345,9 +357,69 @@ fn with_arena<R, E: Error>(
 
 /// Without `std` there is no staging block to buffer in.
 #[cfg(not(feature = "std"))]
-fn with_arena<R, E: Error>(
-    _f: impl FnOnce(&crate::scope::ScopeStack<'_>) -> Result<R, E>,
-) -> Result<R, E> {
+fn with_arena<R, E: Error>(_f: impl FnOnce(&ScopeStack<'_>) -> Result<R, E>) -> Result<R, E> {
+    Err(no_staging())
+}
+
+/// Captures the value `de` holds in `arena`.
+#[cfg(feature = "std")]
+fn capture_any<'c, 'de, D: Deserializer<'de>>(
+    arena: &'c ScopeStack<'_>,
+    de: D,
+) -> Result<Content<'c>, D::Error> {
+    de.deserialize_any(Capture::new(arena))
+}
+
+/// Captures a map holding `tag` in `arena`: the tag's value, and the rest.
+#[cfg(feature = "std")]
+fn capture_tagged<'c, 'de, D: Deserializer<'de>>(
+    arena: &'c ScopeStack<'_>,
+    de: D,
+    tag: &'static str,
+    expecting: &'static str,
+) -> Result<(Content<'c>, Content<'c>), D::Error> {
+    de.deserialize_any(TaggedCapture {
+        capture: Capture::new(arena),
+        tag,
+        expecting,
+    })
+}
+
+/// Captures the next value of `map` in `arena`.
+#[cfg(feature = "std")]
+fn capture_value<'c, 'de, M: MapAccess<'de>>(
+    arena: &'c ScopeStack<'_>,
+    map: &mut M,
+) -> Result<Content<'c>, M::Error> {
+    map.next_value_seed(Capture::new(arena))
+}
+
+/// Without `std` nothing is captured (`with_arena` never calls its closure).
+#[cfg(not(feature = "std"))]
+fn capture_any<'c, 'de, D: Deserializer<'de>>(
+    _arena: &'c ScopeStack<'_>,
+    _de: D,
+) -> Result<Content<'c>, D::Error> {
+    Err(no_staging())
+}
+
+/// Without `std` nothing is captured (`with_arena` never calls its closure).
+#[cfg(not(feature = "std"))]
+fn capture_tagged<'c, 'de, D: Deserializer<'de>>(
+    _arena: &'c ScopeStack<'_>,
+    _de: D,
+    _tag: &'static str,
+    _expecting: &'static str,
+) -> Result<(Content<'c>, Content<'c>), D::Error> {
+    Err(no_staging())
+}
+
+/// Without `std` nothing is captured (`with_arena` never calls its closure).
+#[cfg(not(feature = "std"))]
+fn capture_value<'c, 'de, M: MapAccess<'de>>(
+    _arena: &'c ScopeStack<'_>,
+    _map: &mut M,
+) -> Result<Content<'c>, M::Error> {
     Err(no_staging())
 }
 
@@ -359,7 +431,7 @@ where
     F: for<'c> FnOnce(&'c Content<'c>) -> Result<R, D::Error>,
 {
     with_arena(|arena| {
-        let content = de.deserialize_any(Capture::new(arena))?;
+        let content = capture_any(arena, de)?;
         f(&content)
     })
 }
@@ -377,11 +449,7 @@ where
     F: for<'c> FnOnce(&'c Content<'c>, &'c Content<'c>) -> Result<R, D::Error>,
 {
     with_arena(|arena| {
-        let (t, rest) = de.deserialize_any(TaggedCapture {
-            capture: Capture::new(arena),
-            tag,
-            expecting,
-        })?;
+        let (t, rest) = capture_tagged(arena, de, tag, expecting)?;
         f(&t, &rest)
     })
 }
@@ -508,7 +576,7 @@ where
                     // the map with the buffer alive.
                     None => {
                         return with_arena(|arena| {
-                            let c = map.next_value_seed(Capture::new(arena))?;
+                            let c = capture_value(arena, &mut map)?;
                             while let Some(key) = map.next_key_seed(keys)? {
                                 match key {
                                     AdjacentKey::Tag if id.is_some() => {
