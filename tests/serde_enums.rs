@@ -263,6 +263,31 @@ fn untagged_variants_are_tried_in_order() {
     });
 }
 
+/// `deny_unknown_fields` sees the fields of an internally tagged variant without its tag.
+#[derive(DeserializeIn, Debug, PartialEq)]
+#[serde(tag = "kind", deny_unknown_fields)]
+enum Strict<'s> {
+    Door { to: &'s str },
+}
+
+#[test]
+fn internally_tagged_with_deny_unknown_fields() {
+    let mut memory = LinearAllocator::with_capacity(1 << 12).unwrap();
+    memory.scope("s", |s| {
+        let d: Strict = s
+            .deserialize(&mut json(r#"{"to": "hall", "kind": "Door"}"#))
+            .unwrap();
+        assert_eq!(d, Strict::Door { to: "hall" });
+        let e = s
+            .deserialize::<Strict, _>(&mut json(r#"{"kind": "Door", "to": "a", "x": 1}"#))
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("unknown field `x`, expected `to`"),
+            "{e}"
+        );
+    });
+}
+
 /// A level of every representation, loaded into a slot.
 #[derive(DeserializeIn, Serialize, Debug, PartialEq)]
 struct Scene<'s> {

@@ -1,7 +1,10 @@
 //! The impl `#[derive(DeserializeIn)]` writes: a serde visitor per struct or variant
-//! body that reads each field with a `Seed` of the scope, and the impl of
-//! `DeserializeIn` that drives it (`deserialize_struct`, `deserialize_tuple_struct`,
-//! `deserialize_enum`, ...).
+//! body that reads each field with a `Seed` of the scope (a `CapacitySeed` for
+//! `#[scope(capacity = N)]`), and the impl of `DeserializeIn` that drives it
+//! (`deserialize_struct`, `deserialize_tuple_struct`, `deserialize_enum`, ...). Enums
+//! that are not externally tagged read a variant through `__Visitor::__variant(id,
+//! deserializer)`, from the file (adjacently tagged) or from the main crate's buffered
+//! `Content` (internally tagged, untagged, adjacently tagged with the content first).
 //!
 //! Invariant: the generated code names only `::scope_stack::serde::__private` paths (no
 //! `serde` dependency is needed in the user's crate), and each helper item it declares

@@ -29,7 +29,9 @@
 //! without the main crate's `std` feature), then from the buffer. An untagged enum
 //! tries its variants one after another on the buffer: what a failed attempt placed in
 //! the scope stays taken until the scope ends, and when none fits the error is "data
-//! did not match any variant of untagged enum X". Formats that are not
+//! did not match any variant of untagged enum X" (the attempts' own errors, a scope
+//! out of room among them, are not kept: keeping them would cost an allocation per
+//! attempt with some formats). Formats that are not
 //! self-describing (postcard, bincode) cannot carry internally tagged or untagged
 //! enums, as with serde's own derive.
 //!
