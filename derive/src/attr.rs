@@ -4,6 +4,8 @@
 //! Invariant: every attribute is either understood, known to serialization only
 //! (ignored, so one set of attributes serves `Serialize` too), or refused with a
 //! compile error at its own span.
+use proc_macro2::Span;
+use syn::spanned::Spanned;
 use syn::{Attribute, LitStr, Path};
 
 /// A case convention of `rename_all`.
@@ -98,6 +100,53 @@ pub struct Container {
     pub rename_all: Option<Case>,
     pub default: bool,
     pub deny_unknown_fields: bool,
+    /// `tag = "..."`: internally tagged, or adjacently with `content`.
+    pub tag: Option<String>,
+    /// `content = "..."`: adjacently tagged.
+    pub content: Option<String>,
+    /// `untagged`.
+    pub untagged: bool,
+    /// Where the first of `tag`, `content` or `untagged` was written (for errors).
+    pub repr_span: Option<Span>,
+}
+
+/// How an enum is written in the file.
+pub enum Repr<'a> {
+    /// `{"Variant": value}` or `"Variant"` (serde's default).
+    External,
+    /// `{"tag": "Variant", ...fields}`.
+    Internal(&'a str),
+    /// `{"tag": "Variant", "content": value}`.
+    Adjacent(&'a str, &'a str),
+    /// The value alone; the first variant that reads it wins.
+    Untagged,
+}
+
+impl Container {
+    /// The enum representation, or an error at the attribute for a bad combination.
+    pub fn repr(&self) -> syn::Result<Repr<'_>> {
+        let span = self.repr_span.unwrap_or_else(Span::call_site);
+        match (&self.tag, &self.content, self.untagged) {
+            (None, None, false) => Ok(Repr::External),
+            (Some(t), None, false) => Ok(Repr::Internal(t)),
+            (Some(t), Some(c), false) if t != c => Ok(Repr::Adjacent(t, c)),
+            (Some(_), Some(_), false) => Err(syn::Error::new(
+                span,
+                "DeserializeIn: `tag` and `content` must name different fields",
+            )),
+            (None, Some(_), false) => Err(syn::Error::new(
+                span,
+                "DeserializeIn: `content` needs a `tag` (adjacently tagged enum)",
+            )),
+            (_, _, true) => match (&self.tag, &self.content) {
+                (None, None) => Ok(Repr::Untagged),
+                _ => Err(syn::Error::new(
+                    span,
+                    "DeserializeIn: `untagged` cannot be combined with `tag` or `content`",
+                )),
+            },
+        }
+    }
 }
 
 /// Attributes of a field or a variant.
@@ -108,6 +157,8 @@ pub struct Member {
     pub default: Default,
     pub skip: bool,
     pub with_serde: bool,
+    /// `#[scope(capacity = N)]`: read with `CapacitySeed` and capacity `N`.
+    pub capacity: Option<syn::Expr>,
 }
 
 /// Attributes that only serialization reads: accepted and ignored.
@@ -145,8 +196,10 @@ fn unsupported(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Error {
         .map(|i| i.to_string())
         .unwrap_or_default();
     meta.error(format!(
-        "DeserializeIn does not support `{name}` here (supported: rename, rename_all, alias, \
-         default, skip, skip_deserializing, deny_unknown_fields, with_serde)"
+        "DeserializeIn does not support `{name}` here (supported: on the type rename, \
+         rename_all, default, deny_unknown_fields, tag, content, untagged; on a field \
+         rename, alias, default, skip, skip_deserializing, with_serde, capacity; on a \
+         variant rename, alias, rename_all, skip)"
     ))
 }
 
@@ -169,6 +222,15 @@ pub fn container(attrs: &[Attribute]) -> syn::Result<Container> {
                 c.default = true;
             } else if p.is_ident("deny_unknown_fields") {
                 c.deny_unknown_fields = true;
+            } else if p.is_ident("tag") {
+                c.repr_span.get_or_insert(p.span());
+                c.tag = Some(lit(&meta)?.value());
+            } else if p.is_ident("content") {
+                c.repr_span.get_or_insert(p.span());
+                c.content = Some(lit(&meta)?.value());
+            } else if p.is_ident("untagged") {
+                c.repr_span.get_or_insert(p.span());
+                c.untagged = true;
             } else if SERIALIZE_ONLY.iter().any(|s| p.is_ident(s)) {
                 skip_value(&meta)?;
             } else {
@@ -189,6 +251,7 @@ pub fn member(attrs: &[Attribute]) -> syn::Result<Member> {
         default: Default::None,
         skip: false,
         with_serde: false,
+        capacity: None,
     };
     for attr in attrs.iter().filter(|a| ours(a)) {
         attr.parse_nested_meta(|meta| {
@@ -209,6 +272,8 @@ pub fn member(attrs: &[Attribute]) -> syn::Result<Member> {
                 m.skip = true;
             } else if p.is_ident("with_serde") {
                 m.with_serde = true;
+            } else if p.is_ident("capacity") {
+                m.capacity = Some(meta.value()?.parse()?);
             } else if SERIALIZE_ONLY.iter().any(|s| p.is_ident(s)) {
                 skip_value(&meta)?;
             } else {

@@ -1,7 +1,10 @@
 //! The impl `#[derive(DeserializeIn)]` writes: a serde visitor per struct or variant
-//! body that reads each field with a `Seed` of the scope, and the impl of
-//! `DeserializeIn` that drives it (`deserialize_struct`, `deserialize_tuple_struct`,
-//! `deserialize_enum`, ...).
+//! body that reads each field with a `Seed` of the scope (a `CapacitySeed` for
+//! `#[scope(capacity = N)]`), and the impl of `DeserializeIn` that drives it
+//! (`deserialize_struct`, `deserialize_tuple_struct`, `deserialize_enum`, ...). Enums
+//! that are not externally tagged read a variant through `__Visitor::__variant(id,
+//! deserializer)`, from the file (adjacently tagged) or from the main crate's buffered
+//! `Content` (internally tagged, untagged, adjacently tagged with the content first).
 //!
 //! Invariant: the generated code names only `::scope_stack::serde::__private` paths (no
 //! `serde` dependency is needed in the user's crate), and each helper item it declares
@@ -116,6 +119,12 @@ pub fn expand(input: DeriveInput) -> syn::Result<TokenStream> {
 
     let (items, drive, places) = match &input.data {
         Data::Struct(s) => {
+            if let Some(span) = cont.repr_span {
+                return Err(syn::Error::new(
+                    span,
+                    "DeserializeIn: `tag`, `content` and `untagged` apply to enums only",
+                ));
+            }
             let fields = specs(&s.fields, cont.rename_all)?;
             let vname = format_ident!("__Visitor");
             let ctor = quote!(#name);
@@ -191,11 +200,28 @@ fn places_of(ctx: &Ctx, fields: &[FieldSpec]) -> TokenStream {
     quote!(false #(|| <#tys as #k::DeserializeIn<#s>>::PLACES)*)
 }
 
+/// The seed that reads field `f` into `self.scope`: a `Seed`, or a `CapacitySeed` for
+/// `#[scope(capacity = N)]`.
+fn seed_of(f: &FieldSpec) -> TokenStream {
+    let k = krate();
+    let ty = &f.ty;
+    match &f.attrs.capacity {
+        Some(n) => quote!(#k::CapacitySeed::<__P, #ty>::new(self.scope, #n)),
+        None => quote!(#k::Seed::<__P, #ty>::new(self.scope)),
+    }
+}
+
 /// The fields of a body with their file names.
 fn specs(fields: &Fields, rename_all: Option<Case>) -> syn::Result<Vec<FieldSpec>> {
     let mut out = Vec::new();
     for (i, f) in fields.iter().enumerate() {
         let attrs = attr::member(&f.attrs)?;
+        if let (Some(n), true) = (&attrs.capacity, attrs.with_serde) {
+            return Err(syn::Error::new_spanned(
+                n,
+                "DeserializeIn: `capacity` needs a field read with DeserializeIn, not `with_serde`",
+            ));
+        }
         let member = match &f.ident {
             Some(id) => Member::Named(id.clone()),
             None => Member::Unnamed(i.into()),
@@ -366,11 +392,16 @@ fn body_visitor(
         let elem = if f.attrs.with_serde {
             quote!(#k::de::SeqAccess::next_element::<#ty>(&mut __seq)?)
         } else {
-            quote!(#k::de::SeqAccess::next_element_seed(&mut __seq, #k::Seed::<__P, #ty>::new(self.scope))?)
+            {
+                let seed = seed_of(f);
+                quote!(#k::de::SeqAccess::next_element_seed(&mut __seq, #seed)?)
+            }
         };
         let missing = match default_of(f) {
             Some(d) => d,
-            None => quote!(return ::core::result::Result::Err(#k::de::Error::invalid_length(#i, &self))),
+            None => {
+                quote!(return ::core::result::Result::Err(#k::de::Error::invalid_length(#i, &self)))
+            }
         };
         quote! {
             let #v: #ty = match #elem {
@@ -422,7 +453,10 @@ fn body_visitor(
                 let value = if f.attrs.with_serde {
                     quote!(#k::de::MapAccess::next_value::<#ty>(&mut __map)?)
                 } else {
-                    quote!(#k::de::MapAccess::next_value_seed(&mut __map, #k::Seed::<__P, #ty>::new(self.scope))?)
+                    {
+                        let seed = seed_of(f);
+                        quote!(#k::de::MapAccess::next_value_seed(&mut __map, #seed)?)
+                    }
                 };
                 quote! {
                     #field_enum::#id => {
@@ -449,9 +483,12 @@ fn body_visitor(
                     None if f.attrs.with_serde => {
                         quote!(#k::missing_field_serde::<#ty, __A::Error>(#name)?)
                     }
-                    None => {
-                        quote!(#k::missing_field::<#s, __P, #ty, __A::Error>(self.scope, #name)?)
-                    }
+                    None => match &f.attrs.capacity {
+                        Some(n) => quote!(#k::missing_field_capacity::<#s, __P, #ty, __A::Error>(
+                            self.scope, #n, #name)?),
+                        None => quote!(#k::missing_field::<#s, __P, #ty, __A::Error>(
+                            self.scope, #name)?),
+                    },
                 };
                 quote! {
                     let #v: #ty = match #v {
@@ -485,7 +522,10 @@ fn body_visitor(
             let value = if read[0].attrs.with_serde {
                 quote!(<#ty as #k::de::Deserialize<'__de>>::deserialize(__d)?)
             } else {
-                quote!(<#ty as #k::DeserializeIn<#s>>::deserialize_in(self.scope, __d)?)
+                {
+                    let seed = seed_of(read[0]);
+                    quote!(#k::de::DeserializeSeed::deserialize(#seed, __d)?)
+                }
             };
             quote! {
                 fn visit_newtype_struct<__D2: #k::de::Deserializer<'__de>>(self, __d: __D2)
@@ -516,8 +556,20 @@ fn body_visitor(
     Ok((items, fields_const))
 }
 
-/// An externally tagged enum: `"Unit"`, `{"Newtype": value}`, `{"Tuple": [..]}`,
-/// `{"Struct": {..}}`.
+/// What one variant's arm reads.
+enum Shape {
+    Unit,
+    /// One field read alone: its index in the enum's list of fields.
+    Newtype(usize),
+    /// A tuple variant of `n` fields, or a struct variant, read by a body visitor.
+    Tuple(TokenStream, usize),
+    Struct(TokenStream, Ident),
+}
+
+/// An enum, in any of serde's four representations: externally tagged (`"Unit"`,
+/// `{"Newtype": value}`, ...), internally tagged (`{"type": "Struct", ..fields}`),
+/// adjacently tagged (`{"t": "Newtype", "c": value}`) and untagged (the first variant
+/// that reads the value).
 fn enum_body(
     ctx: &Ctx,
     name: &Ident,
@@ -526,13 +578,20 @@ fn enum_body(
     cont: &Container,
 ) -> syn::Result<(TokenStream, TokenStream, TokenStream)> {
     let k = krate();
-    let s = &ctx.s_lt;
+    let repr = cont.repr()?;
     let mut items = TokenStream::new();
-    let mut arms = TokenStream::new();
     let mut keyed = Vec::new();
     let mut all_fields = Vec::new();
+    // (variant ident, identifier ident, shape, file name)
+    let mut variants: Vec<(Ident, Ident, Shape, String)> = Vec::new();
     for (i, v) in e.variants.iter().enumerate() {
         let vattrs = attr::member(&v.attrs)?;
+        if let Some(n) = &vattrs.capacity {
+            return Err(syn::Error::new_spanned(
+                n,
+                "DeserializeIn: `capacity` belongs on a field, not on a variant",
+            ));
+        }
         if vattrs.skip {
             continue;
         }
@@ -547,25 +606,19 @@ fn enum_body(
         ns.extend(vattrs.aliases.iter().cloned());
         keyed.push((ns, id.clone()));
         let fields = specs(&v.fields, vattrs.rename_all)?;
-        let arm = match &v.fields {
-            Fields::Unit => quote! {
-                (__Variant::#id, __a) => {
-                    #k::de::VariantAccess::unit_variant(__a)?;
-                    ::core::result::Result::Ok(#name::#ident)
-                }
-            },
+        let shape = match &v.fields {
+            Fields::Unit => Shape::Unit,
             Fields::Unnamed(u) if u.unnamed.len() == 1 && !fields[0].attrs.skip => {
-                let ty = &fields[0].ty;
-                let value = if fields[0].attrs.with_serde {
-                    quote!(#k::de::VariantAccess::newtype_variant::<#ty>(__a)?)
-                } else {
-                    quote!(#k::de::VariantAccess::newtype_variant_seed(__a, #k::Seed::<__P, #ty>::new(self.scope))?)
-                };
-                quote! {
-                    (__Variant::#id, __a) => ::core::result::Result::Ok(#name::#ident(#value)),
-                }
+                Shape::Newtype(all_fields.len())
             }
             shape => {
+                if let (attr::Repr::Internal(_), Fields::Unnamed(_)) = (&repr, shape) {
+                    return Err(syn::Error::new(
+                        ident.span(),
+                        "DeserializeIn: an internally tagged enum cannot hold a tuple \
+                         variant (its fields have no names to sit beside the tag)",
+                    ));
+                }
                 let vis = format_ident!("__Visitor{}", i);
                 let ctor = quote!(#name::#ident);
                 let var_cont = Container {
@@ -586,20 +639,12 @@ fn enum_body(
                 items.extend(its);
                 let visitor = quote!(#vis { scope: self.scope, _m: #k::PhantomData });
                 match shape {
-                    Fields::Named(_) => quote! {
-                        (__Variant::#id, __a) =>
-                            #k::de::VariantAccess::struct_variant(__a, #fields_const, #visitor),
-                    },
-                    _ => {
-                        let n = fields.iter().filter(|f| !f.attrs.skip).count();
-                        quote! {
-                            (__Variant::#id, __a) => #k::de::VariantAccess::tuple_variant(__a, #n, #visitor),
-                        }
-                    }
+                    Fields::Named(_) => Shape::Struct(visitor, fields_const),
+                    _ => Shape::Tuple(visitor, fields.iter().filter(|f| !f.attrs.skip).count()),
                 }
             }
         };
-        arms.extend(arm);
+        variants.push((ident.clone(), id, shape, vname));
         all_fields.extend(fields);
     }
     let names: Vec<&String> = keyed.iter().map(|(ns, _)| &ns[0]).collect();
@@ -614,28 +659,378 @@ fn enum_body(
     ));
     let vname = format_ident!("__Visitor");
     items.extend(ctx.visitor_struct(&vname));
-    let expecting = format!("enum {name}");
-    items.extend(ctx.visitor_impl(
-        &vname,
-        quote! {
-            fn expecting(&self, __f: &mut #k::fmt::Formatter<'_>) -> #k::fmt::Result {
-                __f.write_str(#expecting)
+    let new_visitor = quote!(#vname { scope: __scope, _m: #k::PhantomData });
+    let err_of = quote!(<__D as #k::de::Deserializer<'__de>>::Error);
+
+    if let attr::Repr::External = repr {
+        let mut arms = TokenStream::new();
+        for (ident, id, shape, _) in &variants {
+            arms.extend(match shape {
+                Shape::Unit => quote! {
+                    (__Variant::#id, __a) => {
+                        #k::de::VariantAccess::unit_variant(__a)?;
+                        ::core::result::Result::Ok(#name::#ident)
+                    }
+                },
+                Shape::Newtype(at) => {
+                    let f = &all_fields[*at];
+                    let ty = &f.ty;
+                    let value = if f.attrs.with_serde {
+                        quote!(#k::de::VariantAccess::newtype_variant::<#ty>(__a)?)
+                    } else {
+                        let seed = seed_of(f);
+                        quote!(#k::de::VariantAccess::newtype_variant_seed(__a, #seed)?)
+                    };
+                    quote! {
+                        (__Variant::#id, __a) => ::core::result::Result::Ok(#name::#ident(#value)),
+                    }
+                }
+                Shape::Tuple(visitor, n) => quote! {
+                    (__Variant::#id, __a) => #k::de::VariantAccess::tuple_variant(__a, #n, #visitor),
+                },
+                Shape::Struct(visitor, fields_const) => quote! {
+                    (__Variant::#id, __a) =>
+                        #k::de::VariantAccess::struct_variant(__a, #fields_const, #visitor),
+                },
+            });
+        }
+        let expecting = format!("enum {name}");
+        items.extend(ctx.visitor_impl(
+            &vname,
+            quote! {
+                fn expecting(&self, __f: &mut #k::fmt::Formatter<'_>) -> #k::fmt::Result {
+                    __f.write_str(#expecting)
+                }
+                fn visit_enum<__A: #k::de::EnumAccess<'__de>>(self, __data: __A)
+                    -> ::core::result::Result<Self::Value, __A::Error>
+                {
+                    match #k::de::EnumAccess::variant::<__Variant>(__data)? {
+                        #arms
+                    }
+                }
+            },
+        ));
+        let drive = quote! {
+            #k::de::Deserializer::deserialize_enum(__de, #file_name, #variants_const, #new_visitor)
+        };
+        return Ok((items, drive, places_of(ctx, &all_fields)));
+    }
+
+    // The other three read a variant from a deserializer of its value alone:
+    // `__Visitor::__variant(id, deserializer)`.
+    let internal = matches!(repr, attr::Repr::Internal(_));
+    let mut arms = TokenStream::new();
+    for (ident, id, shape, file) in &variants {
+        arms.extend(match shape {
+            Shape::Unit => {
+                let expecting = format!("unit variant {name}::{ident}");
+                quote! {
+                    __Variant::#id => {
+                        #k::de::Deserializer::deserialize_unit(
+                            __d, #k::UnitOnly { expecting: #expecting, map: #internal })?;
+                        ::core::result::Result::Ok(#name::#ident)
+                    }
+                }
             }
-            fn visit_enum<__A: #k::de::EnumAccess<'__de>>(self, __data: __A)
-                -> ::core::result::Result<Self::Value, __A::Error>
+            Shape::Newtype(at) => {
+                let f = &all_fields[*at];
+                let ty = &f.ty;
+                let value = if f.attrs.with_serde {
+                    quote!(<#ty as #k::de::Deserialize<'__de>>::deserialize(__d)?)
+                } else {
+                    let seed = seed_of(f);
+                    quote!(#k::de::DeserializeSeed::deserialize(#seed, __d)?)
+                };
+                quote!(__Variant::#id => ::core::result::Result::Ok(#name::#ident(#value)),)
+            }
+            Shape::Tuple(visitor, n) => quote! {
+                __Variant::#id => #k::de::Deserializer::deserialize_tuple(__d, #n, #visitor),
+            },
+            Shape::Struct(visitor, fields_const) => quote! {
+                __Variant::#id =>
+                    #k::de::Deserializer::deserialize_struct(__d, #file, #fields_const, #visitor),
+            },
+        });
+    }
+    let (ig, tg, w) = ctx.vis_generics.split_for_impl();
+    let self_ty = &ctx.self_ty;
+    items.extend(quote! {
+        impl #ig #vname #tg #w {
+            fn __variant<'__de, __D2: #k::de::Deserializer<'__de>>(&self, __id: __Variant, __d: __D2)
+                -> ::core::result::Result<#self_ty, __D2::Error>
             {
-                match #k::de::EnumAccess::variant::<__Variant>(__data)? {
+                match __id {
                     #arms
                 }
             }
-        },
-    ));
-    let _ = s;
-    let drive = quote! {
-        #k::de::Deserializer::deserialize_enum(
-            __de, #file_name, #variants_const,
-            #vname { scope: __scope, _m: #k::PhantomData },
-        )
+        }
+    });
+    let drive = match repr {
+        attr::Repr::Internal(tag) => {
+            let expecting = format!("internally tagged enum {name}");
+            quote! {{
+                let __v = #new_visitor;
+                #k::tagged(__de, #tag, #expecting, move |__t, __rest| {
+                    let __id: __Variant =
+                        #k::de::Deserialize::deserialize(#k::replay::<#err_of>(__t))?;
+                    __v.__variant(__id, #k::replay::<#err_of>(__rest))
+                })
+            }}
+        }
+        attr::Repr::Untagged => {
+            let msg = format!("data did not match any variant of untagged enum {name}");
+            let ids = variants.iter().map(|(_, id, _, _)| id);
+            quote! {{
+                let __v = #new_visitor;
+                #k::buffered(__de, move |__c| {
+                    #(
+                        if let ::core::result::Result::Ok(__x) =
+                            __v.__variant(__Variant::#ids, #k::replay::<#k::Mismatch>(__c))
+                        {
+                            return ::core::result::Result::Ok(__x);
+                        }
+                    )*
+                    ::core::result::Result::Err(<#err_of as #k::de::Error>::custom(#msg))
+                })
+            }}
+        }
+        attr::Repr::Adjacent(tag, content) => {
+            let seed = format_ident!("__Seed");
+            let (g, _, _) = ctx.vis_generics.split_for_impl();
+            let s = &ctx.s_lt;
+            let mut sg = ctx.vis_generics.clone();
+            sg.params.insert(0, parse_quote!('__de));
+            let (sig, _, _) = sg.split_for_impl();
+            items.extend(quote! {
+                struct #seed #g #w {
+                    scope: __P,
+                    id: __Variant,
+                    _m: #k::PhantomData<fn() -> (&#s (), #self_ty)>,
+                }
+                impl #sig #k::de::DeserializeSeed<'__de> for #seed #tg #w {
+                    type Value = #self_ty;
+                    fn deserialize<__D2: #k::de::Deserializer<'__de>>(self, __d: __D2)
+                        -> ::core::result::Result<#self_ty, __D2::Error>
+                    {
+                        #vname { scope: self.scope, _m: #k::PhantomData }.__variant(self.id, __d)
+                    }
+                }
+            });
+            let expecting = format!("adjacently tagged enum {name}");
+            let deny = cont.deny_unknown_fields;
+            let make_seed = quote! {
+                move |__id: __Variant| #seed { scope: __scope, id: __id, _m: #k::PhantomData }
+            };
+            items.extend(ctx.visitor_impl(
+                &vname,
+                quote! {
+                    fn expecting(&self, __f: &mut #k::fmt::Formatter<'_>) -> #k::fmt::Result {
+                        __f.write_str(#expecting)
+                    }
+                    fn visit_map<__A: #k::de::MapAccess<'__de>>(self, __map: __A)
+                        -> ::core::result::Result<Self::Value, __A::Error>
+                    {
+                        let __scope = self.scope;
+                        #k::adjacent_map(__map, &[#tag, #content], #deny, #make_seed)
+                    }
+                    fn visit_seq<__A: #k::de::SeqAccess<'__de>>(self, __seq: __A)
+                        -> ::core::result::Result<Self::Value, __A::Error>
+                    {
+                        let __scope = self.scope;
+                        #k::adjacent_seq(__seq, &self, #make_seed)
+                    }
+                },
+            ));
+            quote! {
+                #k::de::Deserializer::deserialize_struct(
+                    __de, #file_name, &[#tag, #content], #new_visitor)
+            }
+        }
+        attr::Repr::External => unreachable!("handled above"),
     };
     Ok((items, drive, places_of(ctx, &all_fields)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand;
+    use syn::{parse_quote, DeriveInput};
+
+    /// The message of the error `expand` gives for `input`.
+    fn error_of(input: DeriveInput) -> String {
+        match expand(input) {
+            Ok(_) => panic!("expected an error"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// Expands `input` (the generated code itself is compiled by the main crate's
+    /// tests, `tests/serde_levels.rs` and `tests/serde_enums.rs`).
+    fn expands(input: DeriveInput) -> String {
+        match expand(input) {
+            Ok(out) => out.to_string(),
+            Err(e) => panic!("expected an expansion: {e}"),
+        }
+    }
+
+    #[test]
+    fn struct_attributes_are_accepted() {
+        let out = expands(parse_quote! {
+            #[serde(rename = "L", rename_all = "camelCase", deny_unknown_fields, default)]
+            #[serde(skip_serializing_if = "x", serialize_with = "y")]
+            struct Level<'s> {
+                #[serde(rename = "n", alias = "name", default)]
+                level_name: &'s str,
+                #[serde(default = "seven")]
+                lives: u8,
+                #[serde(skip)]
+                loaded: u64,
+                #[serde(skip_deserializing)]
+                cache: u32,
+                #[scope(with_serde)]
+                title: String,
+                #[scope(capacity = 64)]
+                pool: Pool<'s>,
+                #[scope(capacity = SPARE * 2)]
+                other: Pool<'s>,
+            }
+        });
+        assert!(out.contains("CapacitySeed"), "{out}");
+        assert!(
+            out.contains("\"levelName\"") || out.contains("\"n\""),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn enum_representations_are_accepted() {
+        for input in [
+            parse_quote! {
+                #[serde(tag = "type", rename_all = "snake_case")]
+                enum E<'s> { A, B(Inner<'s>), C { x: &'s str } }
+            },
+            parse_quote! {
+                #[serde(tag = "t", content = "c")]
+                enum E<'s> { A, B(&'s str), C(u8, u8), D { x: u8 } }
+            },
+            parse_quote! {
+                #[serde(untagged)]
+                enum E<'s> { A, B(&'s str), C(u8, u8), D { x: u8 } }
+            },
+            parse_quote! {
+                enum E<'s> {
+                    #[serde(rename = "a", alias = "aa")] A,
+                    #[serde(rename_all = "camelCase")] B { long_name: &'s str },
+                    #[serde(skip)] C,
+                }
+            },
+        ] {
+            expands(input);
+        }
+        let out = expands(parse_quote! {
+            #[serde(untagged)]
+            enum V { A(u8) }
+        });
+        assert!(out.contains("data did not match any variant of untagged enum V"));
+    }
+
+    #[test]
+    fn unknown_attributes_are_refused() {
+        let e = error_of(parse_quote! {
+            struct S { #[serde(flatten)] x: u8 }
+        });
+        assert!(
+            e.contains("DeserializeIn does not support `flatten` here"),
+            "{e}"
+        );
+        let e = error_of(parse_quote! {
+            #[serde(transparent)]
+            struct S(u8);
+        });
+        assert!(e.contains("does not support `transparent`"), "{e}");
+        let e = error_of(parse_quote! {
+            enum E { #[serde(other)] A }
+        });
+        assert!(e.contains("does not support `other`"), "{e}");
+        let e = error_of(parse_quote! {
+            #[serde(rename_all = "Title Case")]
+            struct S { x: u8 }
+        });
+        assert!(e.contains("unknown rename_all case"), "{e}");
+    }
+
+    #[test]
+    fn bad_combinations_are_refused() {
+        let cases: [(DeriveInput, &str); 7] = [
+            (
+                parse_quote!(
+                    #[serde(tag = "t")]
+                    struct S {
+                        x: u8,
+                    }
+                ),
+                "apply to enums only",
+            ),
+            (
+                parse_quote!(
+                    #[serde(content = "c")]
+                    enum E {
+                        A,
+                    }
+                ),
+                "`content` needs a `tag`",
+            ),
+            (
+                parse_quote!(
+                    #[serde(untagged, tag = "t")]
+                    enum E {
+                        A,
+                    }
+                ),
+                "`untagged` cannot be combined",
+            ),
+            (
+                parse_quote!(
+                    #[serde(tag = "t", content = "t")]
+                    enum E {
+                        A,
+                    }
+                ),
+                "must name different fields",
+            ),
+            (
+                parse_quote!(
+                    #[serde(tag = "t")]
+                    enum E {
+                        A(u8, u8),
+                    }
+                ),
+                "cannot hold a tuple variant",
+            ),
+            (
+                parse_quote!(
+                    struct S {
+                        #[scope(capacity = 4, with_serde)]
+                        x: Vec<u8>,
+                    }
+                ),
+                "`capacity` needs a field read with DeserializeIn",
+            ),
+            (
+                parse_quote!(
+                    enum E {
+                        #[scope(capacity = 4)]
+                        A(u8),
+                    }
+                ),
+                "`capacity` belongs on a field",
+            ),
+        ];
+        for (input, msg) in cases {
+            let e = error_of(input);
+            assert!(e.contains(msg), "{e} (wanted {msg})");
+        }
+        let e = error_of(parse_quote!(union U { a: u8 }));
+        assert!(e.contains("cannot be derived for a union"), "{e}");
+    }
 }

@@ -2,20 +2,70 @@
 //! files deserialized straight into a scope or a slot. Use it through the main crate's
 //! `derive` feature (`scope_stack::DeserializeIn`), which also brings the trait.
 //!
-//! Structs (named, tuple, newtype, unit) and externally tagged enums. Attributes, in
-//! `#[serde(...)]` (shared with serde's derives) or `#[scope(...)]`:
+//! Structs (named, tuple, newtype, unit) and enums in all four of serde's
+//! representations. Attributes, in `#[serde(...)]` (shared with serde's derives) or
+//! `#[scope(...)]`:
 //!
 //! - on the type: `rename = "..."`, `rename_all = "..."` (lowercase, UPPERCASE,
 //!   PascalCase, camelCase, snake_case, SCREAMING_SNAKE_CASE, kebab-case,
 //!   SCREAMING-KEBAB-CASE), `default`, `deny_unknown_fields`;
+//! - on an enum, its representation: none (externally tagged: `"Unit"`,
+//!   `{"Newtype": value}`, `{"Struct": {..}}`), `tag = "type"` (internally tagged:
+//!   `{"type": "Struct", ..fields}`; unit, newtype and struct variants, no tuple
+//!   variants), `tag = "t", content = "c"` (adjacently tagged: `{"t": "Newtype", "c":
+//!   value}`, in either order) or `untagged` (the first variant, in declaration order,
+//!   that reads the value);
 //! - on a field: `rename`, `alias`, `default`, `default = "path"`, `skip` (or
 //!   `skip_deserializing`), `with_serde` (read with serde's own `Deserialize`: it may
-//!   use the global heap);
+//!   use the global heap), `capacity = N` (read with
+//!   `scope_stack::serde::CapacitySeed` and capacity `N`, an integer literal or a
+//!   `usize` constant expression, through the field type's `DeserializeInCapacity`:
+//!   a pool with room for more than the file holds);
 //! - on a variant: `rename`, `alias`, `rename_all` (its fields), `skip`.
 //!
+//! Internally tagged and untagged enums (and adjacently tagged ones whose content
+//! comes before the tag) read their value twice: once into a buffer in the thread's
+//! staging block (no global heap after the thread's first load; at most 1 MiB; not
+//! without the main crate's `std` feature), then from the buffer. An untagged enum
+//! tries its variants one after another on the buffer: what a failed attempt placed in
+//! the scope stays taken until the scope ends, and when none fits the error is "data
+//! did not match any variant of untagged enum X" (the attempts' own errors, a scope
+//! out of room among them, are not kept: keeping them would cost an allocation per
+//! attempt with some formats). Formats that are not
+//! self-describing (postcard, bincode) cannot carry internally tagged or untagged
+//! enums, as with serde's own derive.
+//!
 //! Attributes that only serialization reads (`skip_serializing`, `serialize_with`, ...)
-//! are ignored; any other is a compile error at its span. Internally and adjacently
-//! tagged and untagged enums (`tag`, `content`, `untagged`) are not supported yet.
+//! are ignored; any other is a compile error at its span:
+//!
+//! ```compile_fail
+//! use scope_stack::serde::DeserializeIn;
+//! #[derive(DeserializeIn)]
+//! struct Level<'s> {
+//!     #[serde(flatten)] // error: DeserializeIn does not support `flatten` here
+//!     name: &'s str,
+//! }
+//! ```
+//!
+//! ```
+//! use scope_stack::serde::DeserializeIn;
+//! use scope_stack::LinearAllocator;
+//!
+//! #[derive(DeserializeIn, Debug, PartialEq)]
+//! #[serde(tag = "type", rename_all = "snake_case")]
+//! enum Prop<'s> {
+//!     Lamp { color: [u8; 3] },
+//!     Sign { text: &'s str },
+//! }
+//!
+//! let mut memory = LinearAllocator::with_capacity(1 << 16)?;
+//! memory.scope("level", |level| {
+//!     let file = r#"[{"type": "sign", "text": "north"}, {"color": [255, 0, 0], "type": "lamp"}]"#;
+//!     let props: &[Prop] = level.deserialize(&mut serde_json::Deserializer::from_str(file)).unwrap();
+//!     assert_eq!(props[0], Prop::Sign { text: "north" });
+//! });
+//! # Ok::<(), scope_stack::AllocError>(())
+//! ```
 //!
 //! The scope lifetime is the type's first lifetime parameter (a type without one is
 //! deserialized by value for any scope); every type parameter gets the bound

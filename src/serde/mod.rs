@@ -78,6 +78,18 @@
 //! for the scope exactly the data, its alignment, and one finalizer record per slice
 //! whose elements need drop.
 //!
+//! # Enums whose variant comes late
+//!
+//! An internally tagged or untagged enum (`#[serde(tag = "type")]`,
+//! `#[serde(untagged)]`), and an adjacently tagged one whose content comes before its
+//! tag, must read a whole value before it knows the variant. The value is then
+//! buffered as a tree in this thread's staging block (with `std`) and read again from
+//! there: no global-heap allocation after the thread's first load, but a value bigger
+//! than what is left of the staging block (1 MiB) is an error, and without `std` such
+//! enums are an error at load time. An untagged enum tries its variants on the buffer
+//! one after another; what a failed attempt placed in the scope stays taken until the
+//! scope ends.
+//!
 //! # Values with destructors
 //!
 //! A value placed behind a reference (`&'s T`, the elements of `&'s [T]`) that needs
@@ -168,6 +180,7 @@
 
 mod capacity;
 mod collect;
+mod content;
 mod map;
 mod methods;
 mod pools;
@@ -197,7 +210,18 @@ pub use map::ScopeMap;
 pub use pools::{DensePoolIn, PoolIn};
 /// `#[derive(DeserializeIn)]` (feature `derive`): see the `scope-stack-derive` crate for
 /// the attributes it reads (serde's `rename`, `rename_all`, `alias`, `default`, `skip`,
-/// `deny_unknown_fields`, and `with_serde`).
+/// `deny_unknown_fields`, the enum representations `tag`, `content` and `untagged`, and
+/// this crate's `with_serde` and `capacity`).
+///
+/// Internally tagged and untagged enums are buffered before their variant is known: in
+/// this thread's staging block (no global-heap allocation after the thread's first
+/// load; at most 1 MiB per value; an error without the `std` feature). An untagged
+/// enum tries each variant on the buffer in turn; what a failed attempt placed in the
+/// scope stays taken until the scope ends.
+///
+/// `#[scope(capacity = N)]` on a field reads it with [`CapacitySeed`] and capacity `N`
+/// (an integer literal or a `usize` constant expression), through the field type's
+/// [`DeserializeInCapacity`]: a container with room for more than the file holds.
 ///
 /// ```
 /// use scope_stack::serde::DeserializeIn;
@@ -220,6 +244,85 @@ pub use pools::{DensePoolIn, PoolIn};
 ///     let mut de = serde_json::Deserializer::from_str(file);
 ///     let forest = levels.load_from::<LevelRoot, _>("forest", &mut de).unwrap();
 ///     forest.with(|l| assert_eq!((l.level_name, l.spawns.len(), l.music), ("forest", 2, None)));
+/// });
+/// # Ok::<(), scope_stack::AllocError>(())
+/// ```
+///
+/// The three other enum representations of serde:
+///
+/// ```
+/// use scope_stack::serde::DeserializeIn;
+/// use scope_stack::LinearAllocator;
+///
+/// #[derive(DeserializeIn, Debug, PartialEq)]
+/// #[serde(tag = "type")]
+/// enum Shape<'s> { Circle { r: f32 }, Poly { points: &'s [[f32; 2]] } }
+///
+/// #[derive(DeserializeIn, Debug, PartialEq)]
+/// #[serde(tag = "t", content = "c")]
+/// enum Cmd<'s> { Stop, Say(&'s str) }
+///
+/// #[derive(DeserializeIn, Debug, PartialEq)]
+/// #[serde(untagged)]
+/// enum Value<'s> { Int(i64), Text(&'s str), List(&'s [u32]) }
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 16)?;
+/// memory.scope("level", |level| {
+///     let json = |t| serde_json::Deserializer::from_str(t);
+///     let s: Shape = level.deserialize(&mut json(r#"{"r": 2, "type": "Circle"}"#)).unwrap();
+///     assert_eq!(s, Shape::Circle { r: 2.0 });
+///     let c: Cmd = level.deserialize(&mut json(r#"{"t": "Say", "c": "hi"}"#)).unwrap();
+///     assert_eq!(c, Cmd::Say("hi"));
+///     let v: &[Value] = level.deserialize(&mut json(r#"[1, "two", [3]]"#)).unwrap();
+///     assert_eq!(v, [Value::Int(1), Value::Text("two"), Value::List(&[3])]);
+///     let e = level.deserialize::<Value, _>(&mut json("true")).unwrap_err();
+///     assert_eq!(e.to_string(), "data did not match any variant of untagged enum Value");
+/// });
+/// # Ok::<(), scope_stack::AllocError>(())
+/// ```
+///
+/// A field with a capacity (here a hand-written container; the crate's pools implement
+/// [`DeserializeInCapacity`] too):
+///
+/// ```
+/// use scope_stack::serde::{DeserializeIn, DeserializeInCapacity};
+/// use scope_stack::{LinearAllocator, Place};
+/// use serde::de::{Deserializer, Error};
+///
+/// /// The file's names, and room for `room` of them.
+/// struct Names<'s> { names: &'s [&'s str], room: usize }
+/// impl<'s> DeserializeIn<'s> for Names<'s> {
+///     fn deserialize_in<'de, P: Place<'s> + Copy, D: Deserializer<'de>>(
+///         scope: P, de: D,
+///     ) -> Result<Self, D::Error> {
+///         let names = <&[&str]>::deserialize_in(scope, de)?;
+///         Ok(Names { names, room: names.len() })
+///     }
+/// }
+/// impl<'s> DeserializeInCapacity<'s> for Names<'s> {
+///     fn deserialize_in_capacity<'de, P: Place<'s> + Copy, D: Deserializer<'de>>(
+///         scope: P, room: usize, de: D,
+///     ) -> Result<Self, D::Error> {
+///         let names = <&[&str]>::deserialize_in(scope, de)?;
+///         if names.len() > room {
+///             return Err(D::Error::invalid_length(names.len(), &"fewer names"));
+///         }
+///         Ok(Names { names, room })
+///     }
+/// }
+///
+/// const PLAYERS: usize = 4;
+/// #[derive(DeserializeIn)]
+/// struct Lobby<'s> {
+///     #[scope(capacity = PLAYERS)]
+///     players: Names<'s>,
+/// }
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 16)?;
+/// memory.scope("lobby", |scope| {
+///     let mut de = serde_json::Deserializer::from_str(r#"{"players": ["ann"]}"#);
+///     let lobby: Lobby = scope.deserialize(&mut de).unwrap();
+///     assert_eq!((lobby.players.names, lobby.players.room), (&["ann"][..], 4));
 /// });
 /// # Ok::<(), scope_stack::AllocError>(())
 /// ```

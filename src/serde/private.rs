@@ -1,6 +1,7 @@
 //! What `#[derive(DeserializeIn)]`'s code names (hidden): serde itself, so a user's
-//! crate needs no `serde` dependency of its own, and the value of a field missing from
-//! the file.
+//! crate needs no `serde` dependency of its own, the value of a field missing from
+//! the file, the capacity seed, and the buffered content of tagged and untagged enums
+//! (`content.rs`).
 //!
 //! Invariant: nothing here is public API; the derive of the same version is its only
 //! user.
@@ -12,6 +13,10 @@ use crate::scope::place::Place;
 
 use super::trait_in::DeserializeIn;
 
+pub use super::capacity::{CapacitySeed, DeserializeInCapacity};
+pub use super::content::{
+    adjacent_map, adjacent_seq, buffered, replay, tagged, Content, ContentRef, Mismatch, UnitOnly,
+};
 pub use super::trait_in::Seed;
 pub use crate::scope::place::Place as PlaceTrait;
 pub use core::fmt;
@@ -50,6 +55,20 @@ where
     E: Error,
 {
     T::deserialize_in(scope, Missing { name, _e: Marker })
+}
+
+/// The value of a `#[scope(capacity = N)]` field missing from the file.
+pub fn missing_field_capacity<'s, P, T, E>(
+    scope: P,
+    capacity: usize,
+    name: &'static str,
+) -> Result<T, E>
+where
+    P: Place<'s> + Copy,
+    T: DeserializeInCapacity<'s>,
+    E: Error,
+{
+    T::deserialize_in_capacity(scope, capacity, Missing { name, _e: Marker })
 }
 
 /// The value of a `with_serde` field missing from the file.
