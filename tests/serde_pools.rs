@@ -598,3 +598,44 @@ fn a_sequence_larger_than_the_staging_block_fills_a_pool() {
     });
     assert_eq!(drops(), n as usize);
 }
+
+/// The derive and the pools together: `#[scope(capacity = N)]` on a `PoolIn` field
+/// carves that many slots; a `DensePoolIn` without it takes its capacity from the file.
+#[derive(DeserializeIn)]
+struct Arena<'s> {
+    name: &'s str,
+    #[scope(capacity = 64)]
+    enemies: PoolIn<'s, Enemy<'s>>,
+    shots: DensePoolIn<'s, [f32; 2]>,
+}
+
+#[test]
+fn a_derived_level_carves_its_pools_with_the_capacity_its_attribute_gives() {
+    let text = format!(
+        r#"{{"name": "pit", "enemies": {}, "shots": [[1, 2], [3, 4], [5, 6]]}}"#,
+        enemies_json(5)
+    );
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("level", |level| {
+        let arena: Arena = level.deserialize(&mut json(&text)).unwrap();
+        assert_eq!(arena.name, "pit");
+        assert_eq!(arena.enemies.capacity(), 64);
+        assert_eq!(arena.enemies.len(), 5);
+        for (i, h) in arena.enemies.file_handles().iter().enumerate() {
+            check_enemy(i, arena.enemies.get(*h).unwrap());
+        }
+        assert_eq!(arena.shots.capacity(), 3);
+        let last = arena.shots.file_handles()[2];
+        assert_eq!(arena.shots.get(last), Some(&[5.0, 6.0]));
+        // More enemies than the attribute's capacity: a serde error naming it.
+        let crowded = format!(
+            r#"{{"name": "pit", "enemies": {}, "shots": []}}"#,
+            enemies_json(65)
+        );
+        let err = level
+            .deserialize::<Arena, _>(&mut json(&crowded))
+            .err()
+            .expect("65 enemies in 64 slots");
+        assert!(err.to_string().contains("64"), "{err}");
+    });
+}
