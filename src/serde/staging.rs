@@ -16,7 +16,7 @@
 //! is a scope on its block, so its room is given back when it ends, whatever the
 //! outcome; nothing outside this module reaches the blocks, so no scope a user
 //! deserializes into lives on one.
-use core::cell::{Cell, OnceCell};
+use core::cell::Cell;
 
 use crate::block::linear::LinearAllocator;
 use crate::scope::ScopeStack;
@@ -32,8 +32,9 @@ const LEVELS: usize = 24;
 
 /// A thread's staging blocks and which one sequences stack on now.
 struct Staging {
-    /// Block `k`: `None` inside when it could not be reserved.
-    blocks: [OnceCell<Option<LinearAllocator>>; LEVELS],
+    /// Block `k`, each in an allocation of its own (so that reserving one never writes
+    /// near another that scopes are open on); null until it is first needed.
+    blocks: [Cell<*mut LinearAllocator>; LEVELS],
     /// The level new sequences open on.
     current: Cell<usize>,
 }
@@ -41,16 +42,35 @@ struct Staging {
 impl Staging {
     /// Block `level`, reserved on first use; `None` if it cannot be.
     fn block(&self, level: usize) -> Option<&LinearAllocator> {
-        self.blocks[level]
-            .get_or_init(|| LinearAllocator::with_capacity(STAGING_BYTES << level).ok())
-            .as_ref()
+        let slot = &self.blocks[level];
+        if slot.get().is_null() {
+            let block = LinearAllocator::with_capacity(STAGING_BYTES << level).ok()?;
+            slot.set(std::boxed::Box::into_raw(std::boxed::Box::new(block)));
+        }
+        // SAFETY: a non-null slot holds a pointer from `Box::into_raw`, freed only when
+        // the thread's `Staging` drops, which outlives `&self`; only shared references
+        // to the block are ever made.
+        Some(unsafe { &*slot.get() })
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        for slot in &self.blocks {
+            let block = slot.replace(core::ptr::null_mut());
+            if !block.is_null() {
+                // SAFETY: the pointer came from `Box::into_raw` and is freed once here;
+                // no scope is open on it, since the thread is exiting.
+                drop(unsafe { std::boxed::Box::from_raw(block) });
+            }
+        }
     }
 }
 
 std::thread_local! {
     static STAGING: Staging = const {
         Staging {
-            blocks: [const { OnceCell::new() }; LEVELS],
+            blocks: [const { Cell::new(core::ptr::null_mut()) }; LEVELS],
             current: Cell::new(0),
         }
     };
