@@ -221,7 +221,7 @@ mod tests {
     use core::sync::atomic::{AtomicUsize, Ordering};
     use std::vec::Vec;
 
-    use super::{Spill, Staged, Stash};
+    use crate::serde::stash::{Spill, Staged, Stash};
     use crate::block::linear::LinearAllocator;
     use crate::scope::place::Place;
     use crate::scope::ScopeStack;
