@@ -537,3 +537,49 @@ fn pools_write_their_values_in_iteration_order_after_removals() {
         assert_eq!(serde_json::to_string(&*empty).unwrap(), "[]");
     });
 }
+
+#[derive(DeserializeIn, Serialize)]
+struct Names<'s> {
+    ids: scope_stack::serde::SortedMap<'s, &'s str, u32>,
+}
+
+#[test]
+fn a_sorted_map_finds_keys_by_search_and_saves_in_key_order() {
+    let count = if cfg!(miri) { 20 } else { 500 };
+    let mut text = String::from(r#"{"ids": {"#);
+    for i in (0..count).rev() {
+        text.push_str(&format!(
+            "{}\"n{i:04}\": {i}",
+            if i + 1 == count { "" } else { "," }
+        ));
+    }
+    text.push_str("}}");
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("level", |level| {
+        let names: Names = level
+            .deserialize(&mut serde_json::Deserializer::from_str(&text))
+            .unwrap();
+        assert_eq!(names.ids.len(), count);
+        for i in 0..count {
+            assert_eq!(
+                names.ids.get(format!("n{i:04}").as_str()),
+                Some(&(i as u32))
+            );
+        }
+        assert_eq!(names.ids.get("n9999"), None);
+        assert!(names.ids.windows(2).all(|w| w[0].0 < w[1].0));
+        // Saved in key order; postcard reads it back the same.
+        let bytes = postcard::to_allocvec(&names).unwrap();
+        let again: Names = level
+            .deserialize(&mut postcard::Deserializer::from_bytes(&bytes))
+            .unwrap();
+        assert_eq!(again.ids, names.ids);
+        // A key twice: a serde error.
+        let twice = r#"{"ids": {"a": 1, "b": 2, "a": 3}}"#;
+        let err = level
+            .deserialize::<Names, _>(&mut serde_json::Deserializer::from_str(twice))
+            .err()
+            .expect("a duplicate key");
+        assert!(err.to_string().contains("duplicate key"), "{err}");
+    });
+}

@@ -146,7 +146,7 @@ where
     }
 }
 
-/// The visitor of a map.
+/// The visitor of a map: its entries, in file order, in one slice of the scope.
 struct MapIn<'s, P, K, V>(P, Ghost<'s, (K, V)>);
 
 impl<'de, 's, P, K, V> Visitor<'de> for MapIn<'s, P, K, V>
@@ -155,21 +155,34 @@ where
     K: DeserializeIn<'s> + 's,
     V: DeserializeIn<'s> + 's,
 {
-    type Value = ScopeMap<'s, K, V>;
+    type Value = &'s mut [(K, V)];
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a map")
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-        let entries = collect(
+        collect(
             self.0,
             MapSource {
                 scope: self.0,
                 map,
                 _t: PhantomData,
             },
-        )?;
-        Ok(ScopeMap { entries })
+        )
     }
+}
+
+/// Reads a serde map into one slice of `scope`: its entries, in file order.
+pub(super) fn entries_in<'de, 's, P, K, V, D>(
+    scope: P,
+    deserializer: D,
+) -> Result<&'s mut [(K, V)], D::Error>
+where
+    P: Place<'s> + Copy,
+    K: DeserializeIn<'s> + 's,
+    V: DeserializeIn<'s> + 's,
+    D: Deserializer<'de>,
+{
+    deserializer.deserialize_map(MapIn::<P, K, V>(scope, PhantomData))
 }
 
 impl<'s, K: DeserializeIn<'s>, V: DeserializeIn<'s>> DeserializeIn<'s> for ScopeMap<'s, K, V> {
@@ -178,6 +191,6 @@ impl<'s, K: DeserializeIn<'s>, V: DeserializeIn<'s>> DeserializeIn<'s> for Scope
         P: Place<'s> + Copy,
         D: Deserializer<'de>,
     {
-        deserializer.deserialize_map(MapIn::<P, K, V>(scope, PhantomData))
+        entries_in(scope, deserializer).map(|entries| ScopeMap { entries })
     }
 }

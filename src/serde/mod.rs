@@ -16,7 +16,8 @@
 //! `PhantomData`; `&'s str` and `&'s mut str` (always copied into the scope, so the input
 //! may be dropped after the load); `&'s [T]` and `&'s mut [T]` for any element type,
 //! nested to any depth; `&'s T` and `&'s mut T`; maps as [`ScopeMap`] (the entries in
-//! file order, as `&'s [(K, V)]`); any type with only serde's `Deserialize` through
+//! file order, as `&'s [(K, V)]`) or [`SortedMap`] (sorted by key when read, for look-ups
+//! by binary search); any type with only serde's `Deserialize` through
 //! [`Serde`] (it may use the global heap). Structs and enums through
 //! `#[derive(DeserializeIn)]` (feature `derive`).
 //!
@@ -193,6 +194,7 @@ mod ser_pool;
 mod serde_field;
 mod slices;
 mod slots;
+mod sorted_map;
 #[cfg(feature = "std")]
 mod staging;
 mod stash;
@@ -350,4 +352,5 @@ pub use pools::{DensePoolIn, PoolIn};
 #[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use scope_stack_derive::DeserializeIn;
 pub use serde_field::Serde;
+pub use sorted_map::SortedMap;
 pub use trait_in::{DeserializeIn, DropRule, Seed};
