@@ -9,7 +9,9 @@
 use core::alloc::Layout;
 use core::ptr::{self, NonNull};
 
-use allocator_api2::alloc::AllocError as ApiAllocError;
+/// A refusal of the allocator API (out of memory): each version's `Allocator` impl
+/// turns it into that version's `AllocError`.
+pub(crate) struct Refused;
 
 use crate::error::AllocErrorKind;
 
@@ -17,24 +19,27 @@ use super::core::Core;
 use super::raw::try_alloc_layout;
 
 /// Implements allocator-api2's `Allocator` for a handle type by handing each call to the
-/// generic functions below through the handle's [`Core`] (`|this| core` names it).
-/// One forwarding body for every surface, so the four handle types cannot drift.
+/// generic functions below through the handle's [`Core`] (`|this| core` names it):
+/// 0.2's always, and 0.3's and 0.4's (each version has a trait of its own) with the
+/// features `allocator-api2-03` and `allocator-api2-04`. One forwarding body for every
+/// surface and version, so the handle types and the versions cannot drift.
 ///
 /// Each use site states, in a `// SAFETY:` comment, why that handle's memory stays
 /// valid while a copy of it lives: the generic functions keep the rest of the contract.
 macro_rules! allocator_through_core {
-    ($handle:ty, |$this:ident| $core:expr) => {
+    ($api:ident, $handle:ty, |$this:ident| $core:expr) => {
         // SAFETY: see the use site; every method hands the caller's contract on to
         // `place::alloc_api`, which gives bytes back only when they are the newest of
         // the surface's own region and were given up.
-        unsafe impl allocator_api2::alloc::Allocator for $handle {
+        unsafe impl $api::alloc::Allocator for $handle {
             #[inline]
             fn allocate(
                 &self,
                 layout: core::alloc::Layout,
-            ) -> Result<core::ptr::NonNull<[u8]>, allocator_api2::alloc::AllocError> {
+            ) -> Result<core::ptr::NonNull<[u8]>, $api::alloc::AllocError> {
                 let $this = self;
                 $crate::scope::place::alloc_api::api_allocate($core, layout)
+                    .map_err(|_| $api::alloc::AllocError)
             }
 
             #[inline]
@@ -50,10 +55,11 @@ macro_rules! allocator_through_core {
                 ptr: core::ptr::NonNull<u8>,
                 old: core::alloc::Layout,
                 new: core::alloc::Layout,
-            ) -> Result<core::ptr::NonNull<[u8]>, allocator_api2::alloc::AllocError> {
+            ) -> Result<core::ptr::NonNull<[u8]>, $api::alloc::AllocError> {
                 let $this = self;
                 // SAFETY: forwarded from the caller.
                 unsafe { $crate::scope::place::alloc_api::api_grow($core, ptr, old, new) }
+                    .map_err(|_| $api::alloc::AllocError)
             }
 
             #[inline]
@@ -62,10 +68,11 @@ macro_rules! allocator_through_core {
                 ptr: core::ptr::NonNull<u8>,
                 old: core::alloc::Layout,
                 new: core::alloc::Layout,
-            ) -> Result<core::ptr::NonNull<[u8]>, allocator_api2::alloc::AllocError> {
+            ) -> Result<core::ptr::NonNull<[u8]>, $api::alloc::AllocError> {
                 let $this = self;
                 // SAFETY: forwarded from the caller.
                 unsafe { $crate::scope::place::alloc_api::api_grow_zeroed($core, ptr, old, new) }
+                    .map_err(|_| $api::alloc::AllocError)
             }
 
             #[inline]
@@ -74,12 +81,32 @@ macro_rules! allocator_through_core {
                 ptr: core::ptr::NonNull<u8>,
                 old: core::alloc::Layout,
                 new: core::alloc::Layout,
-            ) -> Result<core::ptr::NonNull<[u8]>, allocator_api2::alloc::AllocError> {
+            ) -> Result<core::ptr::NonNull<[u8]>, $api::alloc::AllocError> {
                 let $this = self;
                 // SAFETY: forwarded from the caller.
                 unsafe { $crate::scope::place::alloc_api::api_shrink($core, ptr, old, new) }
+                    .map_err(|_| $api::alloc::AllocError)
             }
         }
+    };
+    ($handle:ty, |$this:ident| $core:expr) => {
+        $crate::scope::place::alloc_api::allocator_through_core!(
+            allocator_api2,
+            $handle,
+            |$this| $core
+        );
+        #[cfg(feature = "allocator-api2-03")]
+        $crate::scope::place::alloc_api::allocator_through_core!(
+            allocator_api2_03,
+            $handle,
+            |$this| $core
+        );
+        #[cfg(feature = "allocator-api2-04")]
+        $crate::scope::place::alloc_api::allocator_through_core!(
+            allocator_api2_04,
+            $handle,
+            |$this| $core
+        );
     };
 }
 pub(crate) use allocator_through_core;
@@ -95,13 +122,13 @@ fn is_last<'s, C: Core<'s>>(c: C, addr: usize, size: usize) -> bool {
 pub(crate) fn api_allocate<'s, C: Core<'s>>(
     c: C,
     layout: Layout,
-) -> Result<NonNull<[u8]>, ApiAllocError> {
+) -> Result<NonNull<[u8]>, Refused> {
     match try_alloc_layout(c, layout) {
         Ok(p) => Ok(NonNull::slice_from_raw_parts(p, layout.size())),
         // Misuse, not a lack of memory: say so plainly instead of letting the collection
         // report (or abort on) an out-of-memory condition.
         Err(e) if e.kind() == AllocErrorKind::NotInnermost => panic!("{e}"),
-        Err(_) => Err(ApiAllocError),
+        Err(_) => Err(Refused),
     }
 }
 
@@ -155,7 +182,7 @@ pub(crate) unsafe fn api_grow<'s, C: Core<'s>>(
     ptr: NonNull<u8>,
     old: Layout,
     new: Layout,
-) -> Result<NonNull<[u8]>, ApiAllocError> {
+) -> Result<NonNull<[u8]>, Refused> {
     let addr = ptr.as_ptr().addr();
     if is_last(c, addr, old.size()) && addr % new.align() == 0 {
         let limit = c.limit();
@@ -187,7 +214,7 @@ pub(crate) unsafe fn api_grow_zeroed<'s, C: Core<'s>>(
     ptr: NonNull<u8>,
     old: Layout,
     new: Layout,
-) -> Result<NonNull<[u8]>, ApiAllocError> {
+) -> Result<NonNull<[u8]>, Refused> {
     // SAFETY: forwarded from the caller.
     let grown = unsafe { api_grow(c, ptr, old, new) }?;
     // SAFETY: `grown` is `grown.len() >= new.size() >= old.size()` bytes, exclusive to
@@ -211,7 +238,7 @@ pub(crate) unsafe fn api_shrink<'s, C: Core<'s>>(
     ptr: NonNull<u8>,
     old: Layout,
     new: Layout,
-) -> Result<NonNull<[u8]>, ApiAllocError> {
+) -> Result<NonNull<[u8]>, Refused> {
     let addr = ptr.as_ptr().addr();
     if addr % new.align() == 0 {
         if is_last(c, addr, old.size()) && new.size() < old.size() {
