@@ -12,7 +12,7 @@
 //! Invariant: a frozen slice gets a finalizer only for `Send + 'static` elements (rule
 //! 8), which is what [`Finalizes`] admits for a `LocalScope`.
 use crate::error::AllocError;
-use crate::scope::builders::{Finalizes, ScopeString, ScopeVec};
+use crate::scope::builders::{sealed, Finalizes, ScopeString, ScopeVec};
 
 use super::local::LocalScope;
 use super::ConcurrentScope;
@@ -20,6 +20,7 @@ use super::ConcurrentScope;
 // SAFETY: the closing thread runs this scope's chains, so a value with a destructor must
 // be `Send` (rule 8) and `'static` (no borrow may end before the chain runs).
 unsafe impl<'s, T: Send + 'static> Finalizes<T> for LocalScope<'s> {}
+impl<'s, T: Send + 'static> sealed::Admits<T> for LocalScope<'s> {}
 
 impl<'a> LocalScope<'a> {
     /// An empty [`ScopeVec`] in this thread's chunk (see the module docs for why it

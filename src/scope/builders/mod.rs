@@ -34,5 +34,5 @@ mod surface;
 pub(crate) mod vec;
 
 pub use string::ScopeString;
-pub(crate) use vec::Finalizes;
-pub use vec::ScopeVec;
+pub(crate) use vec::sealed;
+pub use vec::{Finalizes, ScopeVec};

@@ -18,18 +18,42 @@ use crate::scope::place::core::{
 };
 use crate::scope::ScopeStack;
 
-/// The surfaces whose finalizer chain may drop a `T`: `&ScopeStack` for any `'static`
-/// `T`, a [`LocalScope`](crate::LocalScope) for `Send + 'static` ones (rule 8: the
-/// closing thread drops them). [`ScopeVec::into_slice`] asks for it.
+/// The surfaces whose finalizer chain may drop a `T`: a scope's handle
+/// (`&ScopeStack`) for any `'static` `T`, a [`LocalScope`](crate::LocalScope) (and so
+/// `&ConcurrentScope`) for `Send + 'static` ones, since the thread that closes the scope
+/// drops them (rule 8). [`ScopeVec::into_slice`] asks for it; name it as a bound in a
+/// helper generic over [`Place`](crate::Place).
 ///
-/// Public in name only (its module is private): users cannot implement it.
+/// Sealed: only this crate implements it, for exactly those pairs.
+///
+/// ```
+/// use scope_stack::{Finalizes, LinearAllocator, Place};
+///
+/// fn names<'s, P: Place<'s>>(into: P) -> &'s [String]
+/// where
+///     P::Handle: Finalizes<String>,
+/// {
+///     let mut v = into.new_vec();
+///     v.push(String::from("frog"));
+///     v.into_slice()
+/// }
+/// let mut memory = LinearAllocator::with_capacity(1 << 12).unwrap();
+/// memory.scope("level", |level| assert_eq!(names(&**level), ["frog"]));
+/// ```
 ///
 /// # Safety
 /// An implementation admits only types whose destructor may run when the surface's
 /// scope ends, on the thread that ends it, with no borrow left to check (see
 /// [`crate::rules`]).
-pub unsafe trait Finalizes<T> {}
+pub unsafe trait Finalizes<T>: sealed::Admits<T> {}
 
+/// The seal of [`Finalizes`]: public in name only (its module is private to the crate).
+pub(crate) mod sealed {
+    /// Implemented by this crate for the pairs it admits.
+    pub trait Admits<T> {}
+}
+
+impl<'a, 's, T: 'static> sealed::Admits<T> for &'a ScopeStack<'s> {}
 // SAFETY: a plain scope's chain runs on its own thread; `'static` values hold no borrow
 // that could end before the chain runs.
 unsafe impl<'a, 's, T: 'static> Finalizes<T> for &'a ScopeStack<'s> {}
