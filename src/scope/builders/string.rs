@@ -158,7 +158,9 @@ impl<'a, 's, H: Handle<'s>> ScopeString<'a, 's, H> {
     #[inline]
     #[track_caller]
     pub fn push_str(&mut self, s: &str) {
-        self.bytes.extend_from_slice(s.as_bytes());
+        if let Err(e) = self.bytes.try_extend_copied(s.as_bytes()) {
+            self.bytes.fail(e)
+        }
     }
 
     /// Appends a string, or says why the scope has no room (nothing is appended then).
@@ -174,12 +176,7 @@ impl<'a, 's, H: Handle<'s>> ScopeString<'a, 's, H> {
     /// ```
     #[inline]
     pub fn try_push_str(&mut self, s: &str) -> Result<(), AllocError> {
-        self.bytes.try_reserve(s.len())?;
-        for &b in s.as_bytes() {
-            // Room is reserved: this cannot fail.
-            let _ = self.bytes.try_push(b);
-        }
-        Ok(())
+        self.bytes.try_extend_copied(s.as_bytes())
     }
 
     /// Appends a character.

@@ -337,6 +337,13 @@ impl<'a, 's, T, H: Handle<'s>> ScopeVec<'a, 's, T, H> {
         self.grow(additional)
     }
 
+    /// Panics with `e` through the surface (naming the scope).
+    #[cold]
+    #[track_caller]
+    pub(crate) fn fail(&self, e: AllocError) -> ! {
+        self.handle.as_core().fail(e)
+    }
+
     /// Claims room for at least `additional` more elements: in place while this room is
     /// the region's top, otherwise fresh room (the elements move there).
     #[cold]
@@ -683,6 +690,27 @@ impl<'a, 's, T, H: Handle<'s>> ScopeVec<'a, 's, T, H> {
         for x in items {
             self.push(x.clone());
         }
+    }
+
+    /// Appends copies of `items` with one copy, or says why the scope has no room
+    /// (nothing is appended then).
+    #[inline]
+    pub(crate) fn try_extend_copied(&mut self, items: &[T]) -> Result<(), AllocError>
+    where
+        T: Copy,
+    {
+        self.try_reserve(items.len())?;
+        // SAFETY: room for `items.len()` more elements is reserved past `len`; `items`
+        // is borrowed apart from the builder's room (the builder is borrowed mutably).
+        unsafe {
+            ptr::copy_nonoverlapping(
+                items.as_ptr(),
+                self.first.as_ptr().add(self.len),
+                items.len(),
+            )
+        };
+        self.len += items.len();
+        Ok(())
     }
 
     /// Freezes the elements into a slice that lives as long as the scope, where they
