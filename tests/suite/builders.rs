@@ -502,3 +502,87 @@ fn two_builders_at_once_through_a_shared_handle() {
         assert_eq!(words, ["frog!", "toad!", "newt!"]);
     });
 }
+
+scope_stack::slot_root!(struct Names = for<'s> &'s [&'s str]);
+
+#[test]
+fn a_slot_builds_its_root_with_builders_through_its_shared_scope() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("game", |game| {
+        let slots = game.new_slots("levels", 2, 16 << 10);
+        let level = slots
+            .load::<Names>("forest", |s| {
+                let mut names = Place::new_vec(&s);
+                for i in 0..scale(100) {
+                    let mut name = Place::new_string(&s);
+                    write!(name, "tree {i}").unwrap();
+                    names.push(&*name.into_str());
+                }
+                &*names.into_slice_pod()
+            })
+            .unwrap();
+        level.with(|names| {
+            assert_eq!(names.len(), scale(100));
+            assert!(names
+                .iter()
+                .enumerate()
+                .all(|(i, n)| *n == format!("tree {i}")));
+        });
+        drop(level);
+        assert_eq!(slots.loaded(), 0);
+    });
+}
+
+#[test]
+fn a_concurrent_scope_with_small_chunks_or_no_slots_moves_builders_soundly() {
+    let n = scale(2000);
+    let mut memory = LinearAllocator::with_capacity(1 << 22).unwrap();
+    // Small chunks: a vector outgrows its chunk and moves to the next one (or to a
+    // direct claim when it is larger than a chunk).
+    let small = scope_stack::ConcurrentConfig::new().chunk_size(512);
+    // No per-thread slots: every claim is a direct one from the shared region.
+    let none = scope_stack::ConcurrentConfig::new().threads(0);
+    for config in [small, none] {
+        let t = Tracker::new();
+        memory.scope("frame", |frame| {
+            frame.scope_concurrent_with("jobs", config, |jobs| {
+                let mut v = jobs.new_vec();
+                let mut s = jobs.new_string();
+                for i in 0..n as u32 {
+                    v.push(t.make(i));
+                    write!(s, "{i};").unwrap();
+                    if i % 100 == 0 {
+                        jobs.new_pod(i);
+                    }
+                }
+                let s = s.into_str();
+                let expected: String = (0..n).map(|i| format!("{i};")).collect();
+                assert_eq!(&*s, expected);
+                let v = v.into_slice();
+                assert!(v.iter().enumerate().all(|(i, x)| x.id == i as u32));
+                let mut dropped = jobs.new_vec();
+                dropped.extend((0..10).map(|i| t.make(1000 + i)));
+                drop(dropped);
+                assert_eq!(t.drops(), 10);
+            });
+        });
+        assert_eq!(t.drops(), n + 10);
+        assert_eq!(memory.used(), 0);
+    }
+}
+
+#[test]
+fn the_high_water_mark_counts_a_dropped_builders_elements_but_no_slack() {
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.reset_high_water_mark();
+    memory.scope("level", |level| {
+        let mut v = level.new_vec::<u64>();
+        for i in 0..100 {
+            v.push(i); // doubles: claims room for more than 100
+        }
+        assert!(v.capacity() > 100);
+        drop(v);
+        assert_eq!(level.used(), 0);
+    });
+    assert_eq!(memory.high_water_mark(), 800);
+}
