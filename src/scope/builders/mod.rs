@@ -27,7 +27,11 @@
 //!   drop and may borrow.
 //! - While a builder lives, statistics read from outside (reports of a slot set, the
 //!   profiler) count its claimed room as in use: a bound, exact again once it is frozen
-//!   or dropped.
+//!   or dropped. (A builder saves no reservation gap, unlike `alloc_iter`: builders on
+//!   different slots of one block may live at once and end in any order, which the
+//!   block's one innermost gap cannot describe.) With the `tracy` feature the profiler
+//!   sees a builder's first claim only, not its growth in place nor its early return;
+//!   the scope's close discards it all the same.
 
 pub(crate) mod string;
 mod surface;

@@ -362,7 +362,9 @@ impl<'a, 's, T, H: Handle<'s>> ScopeVec<'a, 's, T, H> {
         // Double, as a `Vec` does, and start at 64 bytes or 4 elements.
         let want = self.cap.saturating_mul(2).max(need).max(4).max(64 / size);
         let first = self.first.as_ptr().addr();
-        if self.cap != 0 && c.top() == self.claimed {
+        // In place only while the room ends at the region's top and begins inside the
+        // current region (a thread's older chunk never grows into its newer one).
+        if self.cap != 0 && c.top() == self.claimed && self.from >= c.region_start() {
             let room = c.limit().saturating_sub(first) / size;
             if room >= need {
                 let cap = want.min(room);
@@ -881,7 +883,7 @@ impl<'s, T, H: Handle<'s>> DerefMut for ScopeVec<'_, 's, T, H> {
     }
 }
 
-/// Appends every item; the iterator's lower bound is reserved first.
+/// Appends every item; the iterator's lower bound is reserved first (when it fits).
 ///
 /// # Panics
 /// When the scope runs out of room (the items taken so far stay in the vector).
@@ -889,7 +891,8 @@ impl<'s, T, H: Handle<'s>> Extend<T> for ScopeVec<'_, 's, T, H> {
     #[track_caller]
     fn extend<I: IntoIterator<Item = T>>(&mut self, iter: I) {
         let iter = iter.into_iter();
-        self.reserve(iter.size_hint().0);
+        // The lower bound is a hint: if it does not fit, the pushes find out.
+        let _ = self.try_reserve(iter.size_hint().0);
         for x in iter {
             self.push(x);
         }
