@@ -136,6 +136,9 @@ pub struct ScopeVec<'a, 's, T, H: Handle<'s> = &'a ScopeStack<'s>> {
     claimed: usize,
     /// Where the room (with a record's head and the padding before it) began.
     from: usize,
+    /// The room as the profiler was last told (address and size; size 0 for none).
+    #[cfg(feature = "tracy")]
+    shown: (usize, usize),
     _marker: PhantomData<(&'a mut (), &'s (), T)>,
 }
 
@@ -163,6 +166,8 @@ impl<'a, 's, T, H: Handle<'s>> ScopeVec<'a, 's, T, H> {
             cap: if size_of::<T>() == 0 { usize::MAX } else { 0 },
             claimed: 0,
             from: 0,
+            #[cfg(feature = "tracy")]
+            shown: (0, 0),
             _marker: PhantomData,
         }
     }
@@ -344,6 +349,20 @@ impl<'a, 's, T, H: Handle<'s>> ScopeVec<'a, 's, T, H> {
         self.handle.as_core().fail(e)
     }
 
+    /// Tells the profiler the room at `at` now has `size` bytes (feature `tracy`).
+    #[cfg(feature = "tracy")]
+    fn show(&mut self, at: usize, size: usize) {
+        if self.shown.1 != 0 && self.shown != (at, size) {
+            let pool = self.handle.as_core().profiler_pool();
+            if size == 0 {
+                crate::profiler::free(pool, self.shown.0);
+            } else {
+                crate::profiler::realloc(pool, self.shown.0, at, size);
+            }
+            self.shown = (at, size);
+        }
+    }
+
     /// Claims room for at least `additional` more elements: in place while this room is
     /// the region's top, otherwise fresh room (the elements move there).
     #[cold]
@@ -374,6 +393,8 @@ impl<'a, 's, T, H: Handle<'s>> ScopeVec<'a, 's, T, H> {
                 unsafe { c.set_top(to) };
                 self.claimed = to;
                 self.cap = cap;
+                #[cfg(feature = "tracy")]
+                self.show(self.shown.0, to - self.shown.0);
                 return Ok(());
             }
         }
@@ -402,6 +423,11 @@ impl<'a, 's, T, H: Handle<'s>> ScopeVec<'a, 's, T, H> {
         self.first = new_first;
         self.cap = cap;
         self.claimed = start_addr + Self::HEAD + cap * size;
+        // The bump showed the new room to the profiler; the old one stays a hole.
+        #[cfg(feature = "tracy")]
+        {
+            self.shown = (start_addr, self.claimed - start_addr);
+        }
         // Padding bumped before the room goes back with it.
         self.from = if before <= start_addr && start_addr - before < Self::ALIGN {
             before
@@ -772,7 +798,18 @@ impl<'a, 's, T, H: Handle<'s>> ScopeVec<'a, 's, T, H> {
     /// # Safety
     /// When `T` needs drop, the surface's chain may drop it (the drop rule).
     unsafe fn freeze(self) -> &'s mut [T] {
-        let me = ManuallyDrop::new(self);
+        #[cfg_attr(not(feature = "tracy"), allow(unused_mut))]
+        let mut me = ManuallyDrop::new(self);
+        if size_of::<T>() != 0 && me.claimed != 0 {
+            // What stays is the room up to the last element (all of it goes when empty).
+            #[cfg(feature = "tracy")]
+            {
+                let end = me.first.as_ptr().addr() + me.len * size_of::<T>();
+                let keep = if me.len == 0 { 0 } else { end - me.shown.0 };
+                let at = me.shown.0;
+                me.show(at, keep);
+            }
+        }
         let c = me.handle.as_core();
         let len = me.len;
         let mut first = me.first;
@@ -854,6 +891,11 @@ impl<'a, 's, T, H: Handle<'s>> Drop for ScopeVec<'a, 's, T, H> {
                     c.give_back(self.from, self.end);
                 }
             }
+        }
+        #[cfg(feature = "tracy")]
+        if size_of::<T>() != 0 && self.handle.as_core().top() == self.claimed {
+            let at = self.shown.0;
+            self.show(at, 0);
         }
         let _release = Release {
             handle: &self.handle,
