@@ -245,6 +245,7 @@ pub use report::{
 #[cfg(feature = "alloc")]
 #[doc(hidden)]
 pub use report::{SvgLabel, SvgLayout};
+pub use scope::builders::{Finalizes, ScopeString, ScopeVec};
 pub use scope::place::Place;
 pub use scope::{NotThreadSafe, Scope, ScopeStack};
 #[cfg(feature = "std")]

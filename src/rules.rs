@@ -316,6 +316,65 @@
 //! Proven by `tests/suite/levels.rs` (every container on every surface, a level with pools
 //! built on a loader thread and played on another).
 //!
+//! # Builders that grow in place
+//!
+//! A [`ScopeVec`](crate::ScopeVec) or [`ScopeString`](crate::ScopeString) takes the top
+//! of its scope while it lives. On a [`ScopeStack`](crate::ScopeStack) it borrows the
+//! scope mutably (rule 2): nothing else is placed there and no child opens until it is
+//! frozen or dropped, so a builder of an outer scope can never grow while a child is
+//! open (E0499 below; E0502 for a placement, in the `ScopeVec` docs). Through a shared
+//! handle (`Place`, a slot's `&ScopeStack`, a `LocalScope`, `&ConcurrentScope`) other
+//! placements may happen meanwhile: the builder grows in place only while the end of its
+//! room is still the top of the region, which it checks on every growth, and otherwise
+//! moves to fresh room. Either way no room is grown, shrunk or given back by anything but
+//! the surface that handed it out, and only while it is the newest allocation there.
+//!
+//! ```compile_fail,E0499
+//! # use scope_stack::LinearAllocator;
+//! let mut memory = LinearAllocator::with_capacity(1 << 12).unwrap();
+//! memory.scope("level", |level| {
+//!     let mut names = level.new_vec::<u32>();
+//!     level.scope("frame", |frame| {   // error: `level` is already borrowed mutably
+//!         names.push(1);
+//!         frame.new_pod(2u8);
+//!     });
+//!     names.push(3);
+//! });
+//! ```
+//!
+//! Freezing follows rule 4: `into_slice` gives a type that needs drop a finalizer, so
+//! it asks for `'static` (and `Send` on a concurrent scope), and `into_slice_pod` refuses
+//! types that need drop at build time:
+//!
+//! ```compile_fail,E0597
+//! # use scope_stack::LinearAllocator;
+//! struct Reader<'a>(&'a String);
+//! impl Drop for Reader<'_> {
+//!     fn drop(&mut self) { println!("{}", self.0); }
+//! }
+//! let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+//! memory.scope("level", |level| {
+//!     let later = String::from("gone");
+//!     let mut v = level.new_vec();
+//!     v.push(Reader(&later));
+//!     v.into_slice(); // error: `later` does not live long enough
+//! });
+//! ```
+//!
+//! ```compile_fail,E0080
+//! # use scope_stack::LinearAllocator;
+//! let mut memory = LinearAllocator::with_capacity(1024).unwrap();
+//! memory.scope("level", |level| {
+//!     let mut v = level.new_vec();
+//!     v.push(String::from("x"));
+//!     v.into_slice_pod();
+//! });
+//! ```
+//!
+//! Proven at run time (drops counted exactly, panics in `retain` and `extend`, out of
+//! memory, zero-sized and 64-byte-aligned elements, builders moved by placements above
+//! them, threads) by `tests/suite/builders.rs`.
+//!
 //! # Also rejected
 //!
 //! Scope handles cannot be swapped between allocators to fool the rewind:

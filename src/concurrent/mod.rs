@@ -80,6 +80,7 @@
 //! ```
 
 mod alloc_api;
+mod builders;
 mod forward;
 mod local;
 pub(crate) mod region;

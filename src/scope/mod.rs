@@ -27,6 +27,7 @@ use core::mem::MaybeUninit;
 use core::ptr::{self, NonNull};
 
 mod alloc_api;
+pub(crate) mod builders;
 pub(crate) mod finalizer;
 pub(crate) mod info;
 mod introspect;

@@ -403,6 +403,32 @@ fn an_iterator_collected_in_place_shows_the_size_it_kept() {
     assert_eq!(last, (at, 334 * 4));
 }
 
+#[test]
+fn a_builder_shows_the_size_it_kept_and_a_dropped_one_is_freed() {
+    let rec = Recording::start("tb_");
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    let mut at = 0;
+    memory.scope("tb_scope", |s| {
+        let mut gone = s.new_vec::<u64>();
+        gone.extend(0..10);
+        drop(gone); // freed: the next builder reuses its bytes
+        let mut v = s.new_vec::<u32>();
+        for i in 0..334 {
+            v.push(i); // grows in place past its first claim
+        }
+        let v = v.into_slice();
+        at = addr(&v[0]);
+        let mut t = s.new_string();
+        t.push_str("frog");
+        assert_eq!(t.into_str(), "frog");
+    });
+    let events = rec.finish();
+    let allocs = check_rules(&events);
+    let kept = &allocs["tb_scope"];
+    assert!(kept.contains(&(at, 334 * 4)), "{kept:?}");
+    assert_eq!(*kept.last().unwrap(), (at + 334 * 4, 4));
+}
+
 struct PoolLevel<'s> {
     name: &'s str,
     pool: &'s mut crate::Pool<'s, u32>,

@@ -16,6 +16,7 @@ mod counting_alloc;
 
 mod alignment_and_errors;
 mod bad_input;
+mod builders;
 mod collections;
 mod concurrent;
 mod concurrent_no_heap;

@@ -33,6 +33,18 @@ const METHODS: &[&str] = &[
     "alloc_fmt",
 ];
 
+/// The builders that grow in place (`ScopeVec`, `ScopeString`), with their `try_` forms
+/// where there is one. On a `ScopeStack` they borrow the scope mutably; elsewhere (and
+/// through `Place`) they check the region's top at run time.
+const BUILDERS: &[&str] = &[
+    "new_vec",
+    "vec_with_capacity",
+    "try_vec_with_capacity",
+    "new_string",
+    "string_with_capacity",
+    "try_string_with_capacity",
+];
+
 /// Public methods of a surface that are not placement methods, or exist on one surface
 /// for a reason the docs give.
 const NOT_PLACEMENT: &[&str] = &[
@@ -80,6 +92,7 @@ fn expected() -> BTreeSet<String> {
     METHODS
         .iter()
         .flat_map(|m| [m.to_string(), format!("try_{m}")])
+        .chain(BUILDERS.iter().map(|m| m.to_string()))
         .collect()
 }
 
@@ -96,6 +109,7 @@ fn every_surface_has_the_whole_method_set() {
                     "src/scope/slices.rs",
                     "src/scope/text.rs",
                     "src/scope/raw.rs",
+                    "src/scope/builders/surface.rs",
                 ],
                 false,
             ),
@@ -103,13 +117,22 @@ fn every_surface_has_the_whole_method_set() {
         (
             "LocalScope",
             methods_in(
-                &["src/concurrent/local.rs", "src/concurrent/slices.rs"],
+                // `concurrent/builders.rs` holds the builders of both concurrent
+                // surfaces; `builders_on_every_surface` below calls each on each.
+                &[
+                    "src/concurrent/local.rs",
+                    "src/concurrent/slices.rs",
+                    "src/concurrent/builders.rs",
+                ],
                 false,
             ),
         ),
         (
             "ConcurrentScope",
-            methods_in(&["src/concurrent/forward.rs"], false),
+            methods_in(
+                &["src/concurrent/forward.rs", "src/concurrent/builders.rs"],
+                false,
+            ),
         ),
         ("Place", methods_in(&["src/scope/place/api.rs"], true)),
     ];
@@ -232,6 +255,55 @@ fn concurrent_scope_inherent_and_trait_on_threads() {
         frame.scope_concurrent("jobs", |jobs: &ConcurrentScope<'_>| {
             std::thread::scope(|t| {
                 t.spawn(|| exercise!(jobs.local()));
+            });
+        });
+    });
+}
+
+/// Calls every builder method through `$s` (a surface or a `Place`), checking each.
+macro_rules! build {
+    ($s:expr) => {{
+        let mut v = $s.new_vec::<String>();
+        v.push(String::from("a"));
+        assert_eq!(v.into_slice(), ["a"]);
+        let mut v = $s.vec_with_capacity::<u64>(4);
+        assert!(v.capacity() >= 4);
+        v.extend(0..3);
+        assert_eq!(v.into_slice_pod(), [0, 1, 2]);
+        assert!($s.try_vec_with_capacity::<u64>(4).is_ok());
+        assert!($s.try_vec_with_capacity::<u64>(1 << 20).is_err());
+        let mut t = $s.new_string();
+        t.push_str("frog");
+        assert_eq!(t.into_str(), "frog");
+        let mut t = $s.string_with_capacity(4);
+        t.push('x');
+        assert_eq!(t.into_str(), "x");
+        assert!($s.try_string_with_capacity(4).is_ok());
+        assert!($s.try_string_with_capacity(1 << 20).is_err());
+    }};
+}
+
+fn build_through_trait<'s, P: Place<'s>>(s: P)
+where
+    P::Handle: scope_stack::Finalizes<String>,
+{
+    build!(&s);
+}
+
+#[test]
+fn builders_on_every_surface() {
+    let mut memory = LinearAllocator::with_capacity(BLOCK).unwrap();
+    memory.scope("level", |level| {
+        build!(level);
+        build_through_trait(&**level);
+    });
+    memory.scope("frame", |frame| {
+        frame.scope_concurrent("jobs", |jobs: &ConcurrentScope<'_>| {
+            build!(jobs);
+            build!(jobs.local());
+            std::thread::scope(|t| {
+                t.spawn(|| build!(jobs));
+                t.spawn(|| build_through_trait(jobs.local()));
             });
         });
     });

@@ -11,6 +11,8 @@ use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
 use crate::error::{AllocError, AllocErrorWith};
+use crate::scope::builders::string::ScopeString;
+use crate::scope::builders::vec::ScopeVec;
 use crate::scope::{Scope, ScopeStack};
 
 use super::core::{or_fail, Handle};
@@ -755,6 +757,114 @@ pub trait Place<'s>: Sized + Sealed {
     /// ```
     fn try_alloc_fmt(&self, args: fmt::Arguments<'_>) -> Result<&'s mut str, AllocError> {
         text::try_alloc_fmt(self.handle().as_core(), args)
+    }
+
+    /// An empty [`ScopeVec`] at the top of the scope. Through `Place` the handle is
+    /// shared, so the vector does not borrow the scope mutably: where something else is
+    /// placed meanwhile, the vector notices at its next growth (a run-time check) and
+    /// moves to fresh room instead of growing in place, leaving its old room unused.
+    /// [`ScopeStack::new_vec`] borrows mutably and always grows in place. A slot's
+    /// `build` closure, which gets `&ScopeStack`, builds through this one.
+    ///
+    /// ```
+    /// # use scope_stack::{LinearAllocator, Place};
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// # let into = &**level;
+    /// let mut v = Place::new_vec(&into);
+    /// v.push(1u32);
+    /// let other = into.new_pod(2u32); // allowed through a shared handle
+    /// v.extend(2..100);
+    /// assert_eq!(v.into_slice().len(), 99);
+    /// assert_eq!(*other, 2);
+    /// # });
+    /// ```
+    fn new_vec<T>(&self) -> ScopeVec<'s, 's, T, Self::Handle> {
+        ScopeVec::new_in(self.handle())
+    }
+
+    /// A [`ScopeVec`] with room for at least `n` elements (see [`new_vec`](Self::new_vec)).
+    ///
+    /// ```
+    /// # use scope_stack::{LinearAllocator, Place};
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// # let into = &**level;
+    /// assert!(Place::vec_with_capacity::<u8>(&into, 8).capacity() >= 8);
+    /// # });
+    /// ```
+    #[track_caller]
+    fn vec_with_capacity<T>(&self, n: usize) -> ScopeVec<'s, 's, T, Self::Handle> {
+        let h = self.handle();
+        or_fail(h.as_core(), self.try_vec_with_capacity(n))
+    }
+
+    /// The `try_` form of [`vec_with_capacity`](Self::vec_with_capacity).
+    ///
+    /// ```
+    /// # use scope_stack::{LinearAllocator, Place};
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// # let into = &**level;
+    /// assert!(Place::try_vec_with_capacity::<u64>(&into, 1 << 20).is_err());
+    /// # });
+    /// ```
+    fn try_vec_with_capacity<T>(
+        &self,
+        n: usize,
+    ) -> Result<ScopeVec<'s, 's, T, Self::Handle>, AllocError> {
+        ScopeVec::with_capacity_in(self.handle(), n)
+    }
+
+    /// An empty [`ScopeString`] at the top of the scope (shared, as
+    /// [`new_vec`](Self::new_vec)).
+    ///
+    /// ```
+    /// # use scope_stack::{LinearAllocator, Place};
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// # let into = &**level;
+    /// use core::fmt::Write;
+    /// let mut s = Place::new_string(&into);
+    /// write!(s, "{}-{}", "forest", 2).unwrap();
+    /// assert_eq!(s.into_str(), "forest-2");
+    /// # });
+    /// ```
+    fn new_string(&self) -> ScopeString<'s, 's, Self::Handle> {
+        ScopeString::new_in(self.handle())
+    }
+
+    /// A [`ScopeString`] with room for at least `n` bytes.
+    ///
+    /// ```
+    /// # use scope_stack::{LinearAllocator, Place};
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// # let into = &**level;
+    /// assert!(Place::string_with_capacity(&into, 8).capacity() >= 8);
+    /// # });
+    /// ```
+    #[track_caller]
+    fn string_with_capacity(&self, n: usize) -> ScopeString<'s, 's, Self::Handle> {
+        let h = self.handle();
+        or_fail(h.as_core(), self.try_string_with_capacity(n))
+    }
+
+    /// The `try_` form of [`string_with_capacity`](Self::string_with_capacity).
+    ///
+    /// ```
+    /// # use scope_stack::{LinearAllocator, Place};
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// # let into = &**level;
+    /// assert!(Place::try_string_with_capacity(&into, 1 << 20).is_err());
+    /// # });
+    /// ```
+    fn try_string_with_capacity(
+        &self,
+        n: usize,
+    ) -> Result<ScopeString<'s, 's, Self::Handle>, AllocError> {
+        ScopeString::with_capacity_in(self.handle(), n)
     }
 }
 

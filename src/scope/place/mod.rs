@@ -33,7 +33,7 @@ pub(crate) mod alloc_api;
 mod api;
 mod arrays;
 mod collect;
-mod core;
+pub(crate) mod core;
 mod raw;
 mod slices;
 mod text;
