@@ -14,7 +14,10 @@ use tracy_client::sys;
 /// event; the watcher makes it one relaxed load. A profiler that disconnects and
 /// connects again within one poll is taken for the same connection.)
 pub(super) fn watch() {
+    use std::sync::atomic::{AtomicBool, Ordering};
     static STARTED: std::sync::Once = std::sync::Once::new();
+    /// Set by the watcher once it has asked the client the first time.
+    static RUNNING: AtomicBool = AtomicBool::new(false);
     STARTED.call_once(|| {
         let spawned = std::thread::Builder::new()
             .name(std::string::String::from("scope-stack tracy watch"))
@@ -26,12 +29,24 @@ pub(super) fn watch() {
                         connected = now;
                         super::connection::set_connected(now);
                     }
+                    // Release: pairs with the spawner's Acquire (orders nothing else;
+                    // only that the thread is past its start).
+                    RUNNING.store(true, Ordering::Release);
                     std::thread::sleep(std::time::Duration::from_millis(
                         super::connection::POLL_MS,
                     ));
                 }
             });
-        // Without the thread nothing is ever shown; the program runs on.
+        // Wait until the watcher has started and asked once, so that whatever a new
+        // thread allocates as it starts is allocated here, at the first event, and not
+        // later while the program runs a loop it wants free of the global heap (on a
+        // loaded machine the thread may first run seconds later). Without the thread
+        // nothing is ever shown; the program runs on.
+        if spawned.is_ok() {
+            while !RUNNING.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+        }
         drop(spawned);
     });
 }
