@@ -20,7 +20,10 @@ macro_rules! fill_and_check {
         let grown = $used - before;
         // In place: the final buffer (at least n words, at most twice that), no copies
         // left behind.
-        assert!(grown >= n * 8 && grown <= 2 * n * 8 + 64, "{grown} bytes for {n} words");
+        assert!(
+            grown >= n * 8 && grown <= 2 * n * 8 + 64,
+            "{grown} bytes for {n} words"
+        );
         drop(v);
         assert_eq!($used, before, "the newest block is given back when dropped");
     }};
