@@ -221,10 +221,10 @@ mod tests {
     use core::sync::atomic::{AtomicUsize, Ordering};
     use std::vec::Vec;
 
-    use crate::serde::stash::{Spill, Staged, Stash};
     use crate::block::linear::LinearAllocator;
     use crate::scope::place::Place;
     use crate::scope::ScopeStack;
+    use crate::serde::stash::{Spill, Staged, Stash};
 
     /// Counts its drops.
     struct D<'c>(usize, &'c AtomicUsize);
