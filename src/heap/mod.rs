@@ -29,7 +29,7 @@
 //!             for &id in spawned.iter() {
 //!                 alive.insert(id, [0.0; 2]);
 //!             }
-//!             alive.retain(|id, _| id + 40 > frame_number * 4);
+//!             alive.retain(|id, _| id + 36 >= frame_number * 4);
 //!         });
 //!     }
 //!     assert_eq!(alive.len(), 40);
