@@ -119,7 +119,7 @@ struct State {
 ///     assert_eq!(v.len(), 100);
 ///     drop(v);
 ///     assert_eq!((heap.used(), heap.live()), (0, 0));
-///     assert_eq!(heap.high_water(), 128 * 8); // the Vec grew to 128 u64s
+///     assert_eq!(heap.high_water(), 100 * 8); // `extend` reserved 100 u64s at once
 /// });
 /// ```
 pub struct Heap {
