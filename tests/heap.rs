@@ -142,7 +142,13 @@ fn every_alignment_up_to_4096_including_moves_between_alignments() {
         let mut held = Vec::new();
         let mut align = 1;
         while align <= 4096 {
-            for size in [1, align, 3 * align + 1] {
+            // Miri tracks every byte: there, the odd sizes only.
+            let sizes: &[usize] = if cfg!(miri) {
+                &[1, align + 1]
+            } else {
+                &[1, align, 3 * align + 1]
+            };
+            for &size in sizes {
                 let layout = Layout::from_size_align(size, align).unwrap();
                 let p = heap.allocate(layout).unwrap();
                 assert_eq!(p.len(), size);
@@ -164,7 +170,9 @@ fn every_alignment_up_to_4096_including_moves_between_alignments() {
             assert_eq!(q.as_ptr().addr() % new.align(), 0);
             // SAFETY: the first `layout.size()` bytes were copied over.
             let kept = unsafe { std::slice::from_raw_parts(q.as_ptr(), layout.size()) };
-            assert!(kept.iter().all(|&b| b == tag));
+            assert!(
+                kept[0] == tag && kept[kept.len() - 1] == tag && kept.iter().all(|&b| b == tag)
+            );
             // And shrink it back at a third alignment.
             let small = Layout::from_size_align(1, 16).unwrap();
             // SAFETY: `q` is live with `new`, and `small` is no larger.

@@ -5,6 +5,12 @@
 //! the TLSF call they account for, so they are always exact. Zero-sized requests get a
 //! dangling, aligned pointer and never reach the TLSF; freeing one does nothing.
 //!
+//! A block goes back to the TLSF (freed or resized) through a pointer with the
+//! region's provenance and the block's address, never the caller's pointer: the TLSF
+//! reads the block's header just below the payload, and a caller's pointer may only
+//! be valid for the payload (a `Box` retags its pointer to its contents, which Miri's
+//! Stacked Borrows model enforces).
+//!
 //! The impl is for the shared reference only: a heap is never handed out by value or
 //! as `&mut`, so no safe code can reset or move it while a collection holds it, and a
 //! block can only be grown, shrunk or freed through the `&Heap` its collection keeps,
@@ -42,6 +48,13 @@ impl State {
 }
 
 impl Heap {
+    /// The block at `ptr`'s address, with the region's provenance (see the module
+    /// docs).
+    #[inline]
+    fn own(&self, ptr: NonNull<u8>) -> NonNull<u8> {
+        self.pool.with_addr(ptr.addr())
+    }
+
     /// Resizes a non-empty block to a non-empty `new` layout (grow or shrink).
     ///
     /// # Safety
@@ -58,7 +71,7 @@ impl Heap {
                 // SAFETY: `ptr` was allocated by this TLSF with `old.align()`, which is
                 // `new.align()` (rlsf's contract for `reallocate`); it copies the
                 // contents when it moves the block and leaves it intact on failure.
-                match unsafe { s.tlsf.reallocate(ptr, new) } {
+                match unsafe { s.tlsf.reallocate(self.own(ptr), new) } {
                     Some(p) => {
                         s.used = s.used - old.size() + new.size();
                         s.high_water = s.high_water.max(s.used);
@@ -111,7 +124,7 @@ unsafe impl Allocator for &Heap {
         self.with(|s| {
             // SAFETY: the caller's contract: `ptr` is a live block of this heap (the
             // only heap a `&Heap` reaches) allocated with `layout`.
-            unsafe { s.tlsf.deallocate(ptr, layout.align()) };
+            unsafe { s.tlsf.deallocate(self.own(ptr), layout.align()) };
             s.gave(layout.size());
         })
     }
