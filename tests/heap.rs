@@ -427,7 +427,7 @@ fn every_kind_of_scope_carves_a_heap() {
     memory.scope("game", |game| {
         // &ScopeStack, inherent and through `Carve`.
         let a = game.new_heap(4096);
-        let b = (&**game).new_heap(4096);
+        let b = Carve::new_heap(&&**game, 4096);
         assert_eq!(HBox::new_in(1u8, a).as_ref() + *HBox::new_in(2u8, b), 3);
         // A concurrent scope: its threads' `LocalScope`s and the shared handle.
         game.scope_concurrent("load", |load| {
