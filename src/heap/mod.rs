@@ -18,10 +18,10 @@
 //!
 //! let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
 //! memory.scope("level", |level| {
-//!     let heap = level.new_heap(64 << 10);
+//!     let heap = level.new_heap(8 << 10);
 //!     let mut alive: HashMap<u32, [f32; 2], _, _> =
 //!         HashMap::with_hasher_in(DefaultHashBuilder::default(), heap);
-//!     for frame_number in 0..100u32 {
+//!     for frame_number in 0..30u32 {
 //!         level.scope("frame", |frame| {
 //!             // Frame data bumps in the frame scope; the level's map grows and
 //!             // shrinks in the heap beside it.
