@@ -9,7 +9,7 @@
 #              src/profiler/ (the profiler seam, feature `tracy`)
 #   1 block    src/block/        one fixed block and its bump cursor; knows no scopes
 #   2 scope    src/scope/        scopes, finalizer chains, placement, Allocator
-#   3 carved   src/pool/, src/dense/, src/store/, src/concurrent/, src/slots/
+#   3 carved   src/pool/, src/dense/, src/store/, src/concurrent/, src/slots/, src/heap/
 #                                                            carved from a scope
 #   4 above    src/report/, src/scratch/, src/carve/, src/tracy/ (docs and event tests)
 # src/lib.rs (the crate root: declarations and re-exports) and src/rules.rs (prose and
@@ -47,7 +47,7 @@ def layer_of(path):
         "sync": 0, "thread_index": 0, "limits": 0, "error": 0, "profiler": 0,
         "block": 1,
         "scope": 2,
-        "pool": 3, "dense": 3, "store": 3, "concurrent": 3, "slots": 3,
+        "pool": 3, "dense": 3, "store": 3, "concurrent": 3, "slots": 3, "heap": 3,
         "report": 4, "scratch": 4, "carve": 4, "tracy": 4, "serde": 4,
     }
     return table.get(top, "unknown")

@@ -106,6 +106,8 @@ enum What {
     StoreObjects,
     /// `new_store(_, max_versions)`.
     StoreVersions,
+    /// `new_heap(bytes)`.
+    Heap,
 }
 
 impl Subject {
@@ -135,6 +137,15 @@ impl Subject {
         Subject::new::<T>(What::StoreVersions, max_versions)
     }
 
+    /// A `Heap` of `bytes` bytes.
+    pub(crate) fn heap(bytes: usize) -> Subject {
+        Subject {
+            what: What::Heap,
+            type_name: "",
+            count: bytes,
+        }
+    }
+
     fn new<T>(what: What, count: usize) -> Subject {
         Subject {
             what,
@@ -150,6 +161,7 @@ impl Subject {
             What::Pool => "Pool",
             What::DensePool => "DensePool",
             What::StoreObjects | What::StoreVersions => "Store",
+            What::Heap => return f.write_str("Heap"),
         };
         write!(f, "{kind}<")?;
         write_short_type_name(f, self.type_name)?;
@@ -162,6 +174,7 @@ impl Subject {
             What::Unknown | What::Pool | What::DensePool => "capacity",
             What::StoreObjects => "max_objects",
             What::StoreVersions => "max_versions",
+            What::Heap => "bytes",
         }
     }
 
@@ -191,6 +204,7 @@ impl Subject {
                 What::StoreVersions => {
                     "a store needs room for at least one version (max_versions 0)"
                 }
+                What::Heap => "a heap needs at least one byte (bytes 0)",
             }),
             AllocErrorKind::TooManySlots => {
                 let limit = match self.what {
@@ -204,6 +218,12 @@ impl Subject {
                     write!(f, " {} {} overflows {limit}", self.count_name(), self.count)
                 })
             }
+            AllocErrorKind::CapacityOverflow if self.what == What::Heap => write!(
+                f,
+                "Heap bytes {} is more than MAX_HEAP_BYTES ({})",
+                self.count,
+                crate::limits::MAX_HEAP_BYTES
+            ),
             AllocErrorKind::CapacityOverflow => self.write_container(f).and_then(|()| {
                 write!(
                     f,

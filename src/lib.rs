@@ -73,7 +73,7 @@
 //!
 //! ```text
 //! above    report/ (memory map: types, text, SVG)   scratch/ (per-thread arenas, pads)
-//! carved   pool/   dense/   store/   concurrent/   slots/   (carved from a scope)
+//! carved   pool/   dense/   store/   heap/   concurrent/   slots/   (carved from a scope)
 //! scope    scope/  (Scope, ScopeStack, registry, finalizer chain, placement, Allocator)
 //! block    block/  (LinearAllocator, its bump cursor, debug fill; knows no scopes)
 //! ground   sync.rs  thread_index.rs  limits.rs (every MAX_*)  error.rs
@@ -203,6 +203,7 @@ mod carve;
 pub mod concurrent;
 pub mod dense;
 mod error;
+pub mod heap;
 mod limits;
 pub mod pool;
 #[cfg(feature = "tracy")]
@@ -234,13 +235,14 @@ pub use carve::Carve;
 pub use concurrent::{ConcurrentConfig, ConcurrentScope, LocalScope};
 pub use dense::{DenseHandle, DensePool};
 pub use error::{AllocError, AllocErrorKind, AllocErrorWith, MAX_ERROR_NAME_LEN};
+pub use heap::Heap;
 pub use limits::MAX_ALIGN;
 pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY, MAX_POOL_SHARDS};
 #[cfg(feature = "alloc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
 pub use report::{
-    ChunkReport, ConcurrentReport, MapHandle, MemoryMap, PoolReport, ScopeReport, SlotReport,
-    SlotState, SlotsReport,
+    ChunkReport, ConcurrentReport, HeapReport, MapHandle, MemoryMap, PoolReport, ScopeReport,
+    SlotReport, SlotState, SlotsReport,
 };
 #[cfg(feature = "alloc")]
 #[doc(hidden)]

@@ -49,3 +49,15 @@ pub const MAX_POOL_SHARDS: usize = 256;
 /// assert_eq!(scope_stack::store::MAX_STORE_OBJECTS, u32::MAX as usize);
 /// ```
 pub const MAX_STORE_OBJECTS: usize = u32::MAX as usize;
+
+/// The most bytes a [`Heap`](crate::heap::Heap) accepts: 4 GiB on 64-bit targets, 1 GiB
+/// on smaller ones. The heap's TLSF tables cover blocks of up to this size in one piece,
+/// so one allocation may use (almost) all of it. Larger requests are an
+/// [`AllocErrorKind::CapacityOverflow`](crate::AllocErrorKind::CapacityOverflow) error
+/// that names the heap.
+///
+/// ```
+/// # #[cfg(target_pointer_width = "64")]
+/// assert_eq!(scope_stack::heap::MAX_HEAP_BYTES, 1 << 32);
+/// ```
+pub const MAX_HEAP_BYTES: usize = if usize::BITS >= 64 { 1 << 32 } else { 1 << 30 };

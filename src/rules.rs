@@ -1,12 +1,12 @@
 //! The soundness rules, in plain words, each with its proof.
 //!
 //! Safe code using this crate cannot cause undefined behaviour. These are the rules that
-//! make it so. Rules 1, 2, 4 and the lifetime and `Send` parts of 10 are enforced by
-//! the type system: the examples below that
-//! break them do not compile (they are `compile_fail` doctests, and the programs in
-//! `rules::cases`, doctests too, break each rule once more in a whole program, with the
-//! error code the compiler must give; the source is `src/rules/cases.rs`). Rules 3 and 5 are run-time behaviour, proven by the
-//! tests named with each.
+//! make it so. Rules 1, 2, 4, the lifetime and `Send` parts of 10 and the lifetime part
+//! of 12 are enforced by the type system: the examples below that break them do not
+//! compile (they are `compile_fail` doctests, and the programs in `rules::cases`,
+//! doctests too, break each rule once more in a whole program, with the error code the
+//! compiler must give; the source is `src/rules/cases.rs`). Rules 3 and 5 are run-time
+//! behaviour, proven by the tests named with each.
 //!
 //! # 1. No reference outlives its scope
 //!
@@ -374,6 +374,99 @@
 //! Proven at run time (drops counted exactly, panics in `retain` and `extend`, out of
 //! memory, zero-sized and 64-byte-aligned elements, builders moved by placements above
 //! them, threads) by `tests/suite/builders.rs`.
+//!
+//! # 12. A heap lives as long as its scope
+//!
+//! [`new_heap`](crate::ScopeStack::new_heap) (on every kind of scope, and through
+//! [`Carve`](crate::Carve)) places a [`Heap`](crate::Heap) and its region in the scope
+//! and returns `&'s Heap`, a shared reference with the scope's lifetime. Three things
+//! follow.
+//!
+//! **Nothing allocated from a heap outlives its scope.** A collection in the heap holds
+//! `&'s Heap` (its allocator), so it is bounded by `'s` like any value the scope hands
+//! out (rule 1), and the region is only rewound when `'s` ends:
+//!
+//! ```compile_fail,E0521
+//! # use scope_stack::LinearAllocator;
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! let mut escaped = None;
+//! memory.scope("level", |level| {
+//!     let heap = level.new_heap(4096);
+//!     let mut names = allocator_api2::vec::Vec::<u8, _>::new_in(heap);
+//!     names.push(1);
+//!     escaped = Some(names); // error: borrowed data escapes the closure
+//! });
+//! ```
+//!
+//! ```compile_fail
+//! # use scope_stack::LinearAllocator;
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! let map = memory.scope("level", |level| {
+//!     hashbrown::HashMap::<u32, u32, hashbrown::DefaultHashBuilder, _>::with_hasher_in(
+//!         Default::default(),
+//!         level.new_heap(4096),
+//!     ) // error: lifetime may not live long enough
+//! });
+//! ```
+//!
+//! A heap in a slot's root is reached, like the rest of the root, only inside the
+//! higher-ranked closures of [`Loaded`](crate::Loaded) (rule 10):
+//!
+//! ```compile_fail
+//! # use scope_stack::{slot_root, Heap, LinearAllocator};
+//! slot_root!(struct HeapRoot = for<'s> &'s Heap);
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! memory.scope("game", |game| {
+//!     let slots = game.new_slots("levels", 1, 16 << 10);
+//!     let level = slots.load::<HeapRoot>("level", |s| s.new_heap(4096)).unwrap();
+//!     let heap: &Heap = level.with(|h| *h); // error: lifetime may not live long enough
+//!     drop(level); // the slot, and the heap's region with it, is free again
+//!     let _dangling = allocator_api2::boxed::Box::new_in(1u64, heap);
+//! });
+//! ```
+//!
+//! **A heap borrows the scope, not its handle.** `&'s Heap` carries the scope's
+//! lifetime, not a borrow of the `&ScopeStack` handle, so while a collection holds the
+//! heap the scope may still open children (`scope` takes `&mut`), and frames come and
+//! go above a level-long map (the [`heap`](crate::heap) module docs show the loop). The
+//! heap's region sits below every child, and the heap never moves the scope's cursor
+//! after carving, so a child's rewind cannot touch a heap block, and a heap block is
+//! never grown into a child's memory. (bump-scope's advisory GHSA-xhx6-q96x-pf9c was
+//! such a case: a collection of an ancestor scope grew in place through the cursor that
+//! a child scope was using, and the child's rewind freed it. A scope's own `Allocator`
+//! here grows only the newest block of its own region, and only while no child is
+//! open: it is `&ScopeStack`, which a child's `&mut` borrow excludes.)
+//!
+//! **A block is grown, shrunk and freed only by the heap that made it.** The
+//! `Allocator` methods that take a block back (`deallocate`, `grow`, `shrink`) are
+//! `unsafe`, and their contract is that the block came from the same allocator; safe
+//! collections keep the `&Heap` they allocated with and call only it. The impl is for
+//! `&Heap` alone: no `Heap` is ever handed out by value or as `&mut`, so no safe code
+//! can swap, replace or reset one under a collection that holds it:
+//!
+//! ```compile_fail,E0308
+//! # use scope_stack::LinearAllocator;
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! memory.scope("level", |level| {
+//!     let (a, b) = (level.new_heap(4096), level.new_heap(4096));
+//!     core::mem::swap(a, b); // error: expected `&mut _`, found `&Heap`
+//! });
+//! ```
+//!
+//! **The heap goes in one step.** When the scope ends (or its slot unloads) the region
+//! is rewound with the scope, whatever is still allocated: the heap walks nothing and
+//! runs no destructor of a collection's items. The collections themselves are the
+//! user's values. Dropping them frees their blocks (and runs their items' destructors)
+//! as usual; a collection that is never dropped (forgotten, or kept in a `new_pod`
+//! value) leaks whatever its items own elsewhere (a `String`'s global-heap bytes),
+//! which safe Rust allows, and never dangles, since nothing can reach it after `'s`.
+//! Collections of items that need no drop never need dropping at all.
+//!
+//! `Heap` is `Sync` (each call takes the heap's lock), so collections on several
+//! threads may share one, and a level loaded through
+//! [`load_concurrent`](crate::Slots::load_concurrent) may hold a heap and cross to the
+//! game thread. Proven by `tests/heap.rs` (drop order beside a heap, two threads, every
+//! kind of scope and both kinds of slot load; also under Miri).
 //!
 //! # Also rejected
 //!

@@ -1,7 +1,7 @@
 //! [`Carve`]: the containers of a level, carved through any kind of scope.
 //!
 //! [`Place`] writes a helper's values once for every scope kind; `Carve` does the same
-//! for containers: [`Pool`], [`DensePool`], [`Store`] and [`Slots`]. It is implemented
+//! for containers: [`Pool`], [`DensePool`], [`Store`], [`Slots`] and [`Heap`]. It is implemented
 //! for every type that implements `Place` (`&ScopeStack`, `&Scope`, [`LocalScope`] and
 //! `&`[`ConcurrentScope`]), so a level loader written against `impl Carve<'s>` runs on
 //! the game thread or, through a concurrent slot, on a loader thread.
@@ -21,10 +21,13 @@
 //! [`LocalScope`]: crate::LocalScope
 //! [`ConcurrentScope`]: crate::ConcurrentScope
 mod concurrent;
+mod heap;
 
 use crate::dense::carve::{try_new_dense_pool_in, try_new_dense_pool_pod_in};
 use crate::dense::DensePool;
 use crate::error::AllocError;
+use crate::heap::carve::try_new_heap_in;
+use crate::heap::Heap;
 use crate::pool::carve::{try_new_pool_in, try_new_pool_pod_in};
 use crate::pool::Pool;
 use crate::scope::place::{or_fail, Handle, Place};
@@ -34,7 +37,7 @@ use crate::store::carve::try_new_store_in;
 use crate::store::Store;
 
 /// Carves containers from any kind of scope: the inherent `new_pool`, `new_dense_pool`,
-/// `new_store` and `new_slots` (and their `try_` forms), once for every surface.
+/// `new_store`, `new_slots` and `new_heap` (and their `try_` forms), once for every surface.
 ///
 /// Bring it into scope to write a helper that builds a level's containers, and call it
 /// from a level loader on a plain scope or from a loader thread's concurrent slot:
@@ -327,6 +330,45 @@ pub trait Carve<'s>: Place<'s> {
         capacity: usize,
     ) -> Result<&'s mut DensePool<'s, T>, AllocError> {
         try_new_dense_pool_pod_in(self.handle().as_core(), capacity)
+    }
+
+    /// Carves a [`Heap`] of `bytes` bytes ([`ScopeStack::new_heap`](crate::ScopeStack::new_heap)).
+    /// No bound: a heap holds nothing of the caller's, and is `Send + Sync`.
+    ///
+    /// ```
+    /// use allocator_api2::vec::Vec;
+    /// use scope_stack::{Carve, Heap, LinearAllocator};
+    ///
+    /// /// A level's growable list of names, wherever the level is built.
+    /// fn names<'s>(into: impl Carve<'s>) -> Vec<&'static str, &'s Heap> {
+    ///     let mut v = Vec::new_in(into.new_heap(1024));
+    ///     v.push("wolf");
+    ///     v
+    /// }
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("level", |level| {
+    ///     assert_eq!(names(&**level), ["wolf"]);
+    ///     level.scope_concurrent("load", |load| assert_eq!(names(load)[0], "wolf"));
+    /// });
+    /// ```
+    #[track_caller]
+    fn new_heap(&self, bytes: usize) -> &'s Heap {
+        or_fail(self.handle().as_core(), self.try_new_heap(bytes))
+    }
+
+    /// The `try_` form of [`new_heap`](Self::new_heap).
+    ///
+    /// ```
+    /// # use scope_stack::{AllocErrorKind, Carve, LinearAllocator};
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// let e = (&**level).try_new_heap(0).unwrap_err();
+    /// assert_eq!(e.kind(), AllocErrorKind::InvalidCapacity);
+    /// # });
+    /// ```
+    fn try_new_heap(&self, bytes: usize) -> Result<&'s Heap, AllocError> {
+        try_new_heap_in(self.handle().as_core(), bytes)
     }
 }
 

@@ -295,5 +295,6 @@ unsafe fn dense_snapshot(link: &PoolLink) -> PoolSnapshot {
         addr,
         bytes,
         owns: None,
+        heap: None,
     }
 }

@@ -50,5 +50,6 @@ pub(super) unsafe fn pool_snapshot(
         addr,
         bytes,
         owns: None,
+        heap: None,
     }
 }

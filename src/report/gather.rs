@@ -15,6 +15,7 @@ use crate::slots::table::{SlotView, BUILDING, FREE};
 use crate::sync::Ordering;
 
 use super::concurrent::{concurrent_report, ConcurrentReport};
+use super::heap_row::HeapReport;
 use super::pool_row::PoolReport;
 use super::scope_row::{scope_row, ScopeReport};
 use super::slots::{SlotReport, SlotState, SlotsReport};
@@ -56,6 +57,12 @@ pub(crate) fn pool_rows(
             high_water_exact: p.high_water_exact,
             offset,
             bytes: p.bytes.min(capacity - offset),
+            heap: p.heap.map(|h| HeapReport {
+                live: h.live,
+                free: h.free,
+                free_blocks: h.free_blocks,
+                largest_free: h.largest_free,
+            }),
         });
         keys.push((l.ptr.as_ptr().addr(), p.owns));
         link = l.next;
@@ -94,6 +101,7 @@ fn slot_pool_rows(report: &SlotsReport, first: usize) -> Vec<PoolReport> {
         high_water_exact: true,
         offset: report.offset,
         bytes: report.stride * report.count,
+        heap: None,
     });
     for slot in &report.slots {
         let type_name = match (&slot.holder, slot.state) {
@@ -113,6 +121,7 @@ fn slot_pool_rows(report: &SlotsReport, first: usize) -> Vec<PoolReport> {
             high_water_exact: true,
             offset: slot.offset,
             bytes: report.bytes_each,
+            heap: None,
         });
     }
     rows

@@ -190,6 +190,28 @@ fn chunk_run_tails(run: &ChunkRun) -> String {
     }
 }
 
+/// A heap row's detail: bytes in use of the heap's, live allocations, free bytes and
+/// in how many blocks (fragmentation), the largest free block, the high-water mark.
+fn heap_detail(p: &super::pool_row::PoolReport) -> String {
+    let h = p.heap.unwrap_or(super::heap_row::HeapReport {
+        live: 0,
+        free: 0,
+        free_blocks: 0,
+        largest_free: 0,
+    });
+    alloc::format!(
+        "{} used of {} in {} live, {} free in {} block{} (largest {}), high-water {}",
+        Bytes(p.len),
+        Bytes(p.capacity),
+        h.live,
+        Bytes(h.free),
+        h.free_blocks,
+        if h.free_blocks == 1 { "" } else { "s" },
+        Bytes(h.largest_free),
+        Bytes(p.high_water_len)
+    )
+}
+
 /// The line of a container's row, at indent `at`.
 fn row_line(r: &RowItem<'_>, at: usize) -> Line {
     let p = r.row;
@@ -208,6 +230,7 @@ fn row_line(r: &RowItem<'_>, at: usize) -> Line {
                 p.high_water_len
             ),
         ),
+        (None, _) if p.heap.is_some() => (String::from("- Heap"), heap_detail(p)),
         (None, kind) => (
             alloc::format!("- {kind}<{}>", p.type_name),
             alloc::format!(

@@ -11,6 +11,7 @@
 mod concurrent;
 mod gather;
 mod handle;
+mod heap_row;
 use gather::{pool_rows, rows_down_from};
 mod layout;
 mod map;
@@ -33,6 +34,7 @@ use crate::scope::ScopeStack;
 use concurrent::concurrent_of;
 pub use concurrent::{ChunkReport, ConcurrentReport};
 pub use handle::MapHandle;
+pub use heap_row::HeapReport;
 #[doc(hidden)]
 pub use layout::{SvgLabel, SvgLayout};
 pub use map::MemoryMap;

@@ -91,6 +91,11 @@ pub struct PoolReport {
     /// type take no memory; such a pool is shown where its side tables begin.
     pub offset: usize,
     /// Bytes of storage (slots and side tables; for a store, its ID table, without the
-    /// versions pool, which has a row of its own).
+    /// versions pool, which has a row of its own; for a heap, its region and the
+    /// `Heap` beside it).
     pub bytes: usize,
+    /// A [`Heap`](crate::Heap)'s own figures (`None` for every other kind). A heap's
+    /// row has `kind` `"Heap"`, and its `len`, `capacity` and `high_water_len` are
+    /// bytes: in use, in all, and the most ever in use.
+    pub heap: Option<super::heap_row::HeapReport>,
 }

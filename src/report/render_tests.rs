@@ -24,6 +24,7 @@ fn row(kind: &'static str, type_name: &str, owner: Option<usize>, offset: usize)
         high_water_exact: true,
         offset,
         bytes: 512,
+        heap: None,
     }
 }
 

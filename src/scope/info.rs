@@ -389,6 +389,22 @@ pub(crate) struct PoolSnapshot {
     /// here, not in the link, to keep links small: a scope with little room left still
     /// fits one.
     pub(crate) owns: Option<usize>,
+    /// A heap's own figures (its `len`, `capacity` and `high_water_len` are bytes).
+    pub(crate) heap: Option<HeapNumbers>,
+}
+
+/// What a heap adds to its [`PoolSnapshot`].
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+pub(crate) struct HeapNumbers {
+    /// Live allocations.
+    pub(crate) live: usize,
+    /// Bytes in free blocks, headers included.
+    pub(crate) free: usize,
+    /// How many free blocks there are (one when nothing is fragmented).
+    pub(crate) free_blocks: usize,
+    /// The payload of the largest free block.
+    pub(crate) largest_free: usize,
 }
 
 /// A node in a scope's list of pools, stored in scope memory next to the pool.

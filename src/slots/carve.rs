@@ -380,5 +380,6 @@ unsafe fn slots_snapshot(link: &crate::scope::info::PoolLink) -> crate::scope::i
         addr: slots.region,
         bytes: slots.stride * slots.count,
         owns: None,
+        heap: None,
     }
 }

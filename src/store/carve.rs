@@ -231,6 +231,7 @@ unsafe fn store_snapshot(link: &PoolLink) -> PoolSnapshot {
         addr,
         bytes,
         owns: Some(versions),
+        heap: None,
     }
 }
 

@@ -1,0 +1,315 @@
+//! [`Heap`]: a general-purpose allocator carved from a scope, for collections that grow,
+//! shrink and free for as long as the scope lives.
+//!
+//! A scope's memory is a stack: a collection that grows in it leaves its old buffers
+//! behind until the scope ends, and the collection borrows the scope handle, so no
+//! child scope can open while it lives. A heap is a region of the scope run by a TLSF
+//! allocator (two-level segregated fit, the `rlsf` crate): allocation and free take
+//! constant time, and freed blocks merge with their free neighbours. Carve one with
+//! `new_heap(bytes)` on any kind of scope (or through [`Carve`](crate::Carve)); you get
+//! `&'s Heap`, a shared reference with the scope's lifetime, and `&Heap` is an
+//! allocator-api2 0.2 `Allocator`. A collection in the heap borrows the heap, not the
+//! scope handle, so frames open and close above it:
+//!
+//! ```
+//! use allocator_api2::vec::Vec;
+//! use hashbrown::{DefaultHashBuilder, HashMap};
+//! use scope_stack::LinearAllocator;
+//!
+//! let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+//! memory.scope("level", |level| {
+//!     let heap = level.new_heap(8 << 10);
+//!     let mut alive: HashMap<u32, [f32; 2], _, _> =
+//!         HashMap::with_hasher_in(DefaultHashBuilder::default(), heap);
+//!     for frame_number in 0..30u32 {
+//!         level.scope("frame", |frame| {
+//!             // Frame data bumps in the frame scope; the level's map grows and
+//!             // shrinks in the heap beside it.
+//!             let spawned = frame.alloc_slice_fill_with(4, |i| frame_number * 4 + i as u32);
+//!             for &id in spawned.iter() {
+//!                 alive.insert(id, [0.0; 2]);
+//!             }
+//!             alive.retain(|id, _| id + 36 >= frame_number * 4);
+//!         });
+//!     }
+//!     assert_eq!(alive.len(), 40);
+//!     let mut names: Vec<u8, _> = Vec::new_in(heap);
+//!     names.extend_from_slice(b"forest");
+//!     assert!(heap.used() >= 6 && heap.live() >= 2);
+//! }); // the heap goes here in one step, with whatever it still holds
+//! ```
+//!
+//! # What the heap's lifetime guarantees
+//!
+//! The heap's region and the `Heap` itself are placed in the scope, so both live until
+//! the scope ends (or its slot unloads), and every pointer the heap hands out carries
+//! the borrow of `&'s Heap`: a collection that holds the heap cannot outlive `'s`
+//! ([rule 12](crate::rules#12-a-heap-lives-as-long-as-its-scope)). At the end the
+//! region goes in one step: nothing is walked and no destructor of a heap collection
+//! runs, so a collection that is never dropped leaks what it owns elsewhere (a `String`
+//! on the global heap), which is safe; one whose items need no drop never needs
+//! dropping at all.
+//!
+//! # Threads
+//!
+//! `Heap` is `Sync`: every call takes a small lock (see `lock.rs`), so collections on
+//! different threads may share one heap, and a level loaded on a loader thread with
+//! [`load_concurrent`](crate::Slots::load_concurrent) can hold one and be played on the
+//! game thread.
+//!
+//! Invariant of this module: the TLSF state and the counters are touched only while
+//! the lock is held; the region (`pool`, `capacity`) is fixed when the heap is carved
+//! and is scope memory nothing else hands out.
+mod alloc_api;
+pub(crate) mod carve;
+mod lock;
+#[cfg(feature = "alloc")]
+pub(crate) mod report;
+
+use core::cell::UnsafeCell;
+use core::ptr::NonNull;
+
+use lock::SpinLock;
+
+pub use crate::limits::MAX_HEAP_BYTES;
+
+/// First-level classes of the TLSF: blocks up to `GRANULARITY << FLLEN` bytes
+/// (8 GiB on 64-bit targets), more than [`MAX_HEAP_BYTES`] everywhere.
+const FLLEN: usize = 28;
+/// Second-level classes per first-level class: a free block is found for a request at
+/// most 1/16 larger than what it needs.
+const SLLEN: usize = 16;
+
+/// The TLSF the heap runs (its free lists and bitmaps, about 3.6 KiB on 64-bit targets).
+type Tlsf = rlsf::Tlsf<'static, u32, u16, FLLEN, SLLEN>;
+
+/// TLSF's allocation granule: block sizes are multiples of it, and a region starts
+/// aligned to it.
+const GRANULARITY: usize = rlsf::GRANULARITY;
+
+/// What the lock guards.
+struct State {
+    tlsf: Tlsf,
+    /// Bytes callers hold (the sum of their layouts' sizes).
+    used: usize,
+    /// Allocations not yet freed (zero-sized ones are not counted).
+    live: usize,
+    /// The most `used` has been.
+    high_water: usize,
+}
+
+/// A TLSF heap carved from a scope: see the [module docs](self).
+///
+/// You only ever get `&'s Heap` (from `new_heap`), and `&Heap` implements
+/// allocator-api2's `Allocator`, so `allocator_api2::vec::Vec<T, &Heap>`,
+/// `allocator_api2::boxed::Box<T, &Heap>` and `hashbrown::HashMap<K, V, S, &Heap>`
+/// live in it. Out of room is an `AllocError` from the allocator (so `try_reserve`
+/// reports it and nothing is lost).
+///
+/// ```
+/// use allocator_api2::vec::Vec;
+/// use scope_stack::LinearAllocator;
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+/// memory.scope("level", |level| {
+///     let heap = level.new_heap(4096);
+///     let mut v: Vec<u64, _> = Vec::new_in(heap);
+///     v.extend(0..100);
+///     assert!(v.try_reserve(1 << 20).is_err()); // too big for the heap: v is intact
+///     assert_eq!(v.len(), 100);
+///     drop(v);
+///     assert_eq!((heap.used(), heap.live()), (0, 0));
+///     assert_eq!(heap.high_water(), 100 * 8); // `extend` reserved 100 u64s at once
+/// });
+/// ```
+pub struct Heap {
+    lock: SpinLock,
+    state: UnsafeCell<State>,
+    /// The region the TLSF runs on (scope memory, aligned to `GRANULARITY`).
+    pool: NonNull<u8>,
+    /// Its length in bytes, as the TLSF took it.
+    capacity: usize,
+}
+
+// SAFETY: `state` is touched only with the lock held (so by one thread at a time, each
+// seeing what the previous holder wrote: the lock's acquire/release pair), and the TLSF
+// in it owns the block headers it points at (rlsf's `Tlsf` is `Send + Sync` for that
+// reason). `pool` and `capacity` are never written after carving. A `Heap` holds no
+// value of the caller's, so it may be shared with or dropped on any thread.
+unsafe impl Sync for Heap {}
+// SAFETY: as for `Sync`.
+unsafe impl Send for Heap {}
+
+impl Heap {
+    /// Runs `f` with the state, under the lock.
+    #[inline]
+    fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        let _guard = self.lock.lock();
+        // SAFETY: the lock is held until `_guard` drops, after `f` returns, so this is
+        // the only reference to the state (the module's invariant).
+        f(unsafe { &mut *self.state.get() })
+    }
+
+    /// The bytes the heap runs on (its region, rounded to the TLSF's granule). Some of
+    /// them hold block headers, so [`used`](Self::used) never reaches it.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// assert_eq!(level.new_heap(4096).capacity(), 4096);
+    /// # });
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Bytes in use: the sum of the sizes of the live allocations, as their layouts
+    /// asked (exact; block headers, padding and rounding are not counted).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// let heap = level.new_heap(4096);
+    /// let b = allocator_api2::boxed::Box::new_in([0u8; 100], heap);
+    /// assert_eq!(heap.used(), 100);
+    /// drop(b);
+    /// assert_eq!(heap.used(), 0);
+    /// # });
+    /// ```
+    pub fn used(&self) -> usize {
+        self.with(|s| s.used)
+    }
+
+    /// Live allocations: allocated and not yet freed (zero-sized ones take nothing and
+    /// are not counted). Exact.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// let heap = level.new_heap(4096);
+    /// let a = allocator_api2::boxed::Box::new_in(1u32, heap);
+    /// let _b = allocator_api2::boxed::Box::new_in(2u32, heap);
+    /// drop(a);
+    /// assert_eq!(heap.live(), 1);
+    /// # });
+    /// ```
+    pub fn live(&self) -> usize {
+        self.with(|s| s.live)
+    }
+
+    /// The most bytes ever in use at once ([`used`](Self::used)'s peak). Exact.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// let heap = level.new_heap(4096);
+    /// drop(allocator_api2::boxed::Box::new_in([0u8; 300], heap));
+    /// assert_eq!((heap.used(), heap.high_water()), (0, 300));
+    /// # });
+    /// ```
+    pub fn high_water(&self) -> usize {
+        self.with(|s| s.high_water)
+    }
+
+    /// Bytes in free blocks, headers included: [`capacity`](Self::capacity) less what
+    /// live allocations take with their headers, padding and rounding, and less the
+    /// end marker of the region. Exact; it walks the heap's blocks under the lock
+    /// (time linear in their number), so call it for statistics, not per frame.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// let heap = level.new_heap(4096);
+    /// let empty = heap.free();
+    /// assert!(empty < heap.capacity() && empty >= heap.capacity() - 64);
+    /// let b = allocator_api2::boxed::Box::new_in([0u8; 100], heap);
+    /// assert!(heap.free() <= empty - 100);
+    /// drop(b);
+    /// assert_eq!(heap.free(), empty); // freed blocks merge again
+    /// # });
+    /// ```
+    pub fn free(&self) -> usize {
+        self.walk().free
+    }
+
+    /// The payload of the largest free block: no allocation larger than this can
+    /// succeed until something is freed. It is a bound, not a promise: TLSF looks a
+    /// request up by its size class (rounded up by at most 1/16), so a request this
+    /// large may still fail. It walks the blocks, as [`free`](Self::free) does.
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// let heap = level.new_heap(4096);
+    /// let before = heap.largest_free();
+    /// let b = allocator_api2::boxed::Box::new_in([0u8; 1000], heap);
+    /// assert!(heap.largest_free() <= before - 1000);
+    /// # drop(b);
+    /// # });
+    /// ```
+    pub fn largest_free(&self) -> usize {
+        self.walk().largest
+    }
+
+    /// Walks the region's blocks under the lock.
+    fn walk(&self) -> Walk {
+        self.with(|s| {
+            let mut w = Walk {
+                free: 0,
+                largest: 0,
+                free_blocks: 0,
+            };
+            let pool = NonNull::slice_from_raw_parts(self.pool, self.capacity);
+            // SAFETY: `pool` is the region the TLSF was given, with the length its
+            // insertion reported (see `carve`), and the lock keeps every block header
+            // still while the walk reads them.
+            for block in unsafe { s.tlsf.iter_blocks(pool) } {
+                if !block.is_occupied() {
+                    w.free += block.size();
+                    w.largest = w.largest.max(block.max_payload_size());
+                    w.free_blocks += 1;
+                }
+            }
+            w
+        })
+    }
+}
+
+/// What a walk of the blocks counts.
+struct Walk {
+    free: usize,
+    largest: usize,
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    free_blocks: usize,
+}
+
+impl core::fmt::Debug for Heap {
+    /// The heap's statistics (it walks the blocks for `free`).
+    ///
+    /// ```
+    /// # use scope_stack::LinearAllocator;
+    /// # let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// # memory.scope("level", |level| {
+    /// let heap = level.new_heap(4096);
+    /// assert!(format!("{heap:?}").starts_with("Heap { capacity: 4096, used: 0"));
+    /// # });
+    /// ```
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let (used, live, high_water) = self.with(|s| (s.used, s.live, s.high_water));
+        let walk = self.walk();
+        f.debug_struct("Heap")
+            .field("capacity", &self.capacity)
+            .field("used", &used)
+            .field("live", &live)
+            .field("high_water", &high_water)
+            .field("free", &walk.free)
+            .field("largest_free", &walk.largest)
+            .finish()
+    }
+}
