@@ -78,3 +78,23 @@ fn out_of_room_is_an_error_of_the_version() {
         assert_eq!(w, [1]);
     });
 }
+
+#[test]
+fn each_version_s_vec_lives_in_a_heap() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("level", |level| {
+        let heap = level.new_heap(if cfg!(miri) { 16 << 10 } else { 64 << 10 });
+        let mut a = allocator_api2_03::vec::Vec::new_in(heap);
+        let mut b = allocator_api2_04::vec::Vec::new_in(heap);
+        for i in 0..200u32 {
+            a.push(i);
+            b.push(i);
+        }
+        assert_eq!(heap.live(), 2);
+        a.shrink_to_fit();
+        drop(b);
+        assert_eq!((heap.live(), heap.used()), (1, 800));
+        drop(a);
+        assert_eq!(heap.live(), 0);
+    });
+}

@@ -1,4 +1,4 @@
-//! allocator-api2 0.2's `Allocator` for `&Heap`.
+//! allocator-api2's `Allocator` for `&Heap`: 0.2's, and 0.3's and 0.4's through it (features).
 //!
 //! Invariant: every non-empty block this impl hands out came from this heap's TLSF,
 //! and the counters (`used`, `live`, `high_water`) change under the same lock hold as
@@ -177,3 +177,63 @@ unsafe impl Allocator for &Heap {
         unsafe { self.resize(ptr, old, new) }
     }
 }
+
+/// allocator-api2 0.3's or 0.4's `Allocator` for `&Heap` (features `allocator-api2-03`,
+/// `allocator-api2-04`): each call goes to the 0.2 impl above, so the heap has one
+/// allocator and every version sees the same blocks and counters.
+#[cfg(any(feature = "allocator-api2-03", feature = "allocator-api2-04"))]
+macro_rules! allocator_of_version {
+    ($api:ident) => {
+        // SAFETY: every method is the 0.2 impl's, whose contract is the same trait's
+        // (the versions differ in their crate, not in what `Allocator` promises).
+        unsafe impl $api::alloc::Allocator for &Heap {
+            #[inline]
+            fn allocate(&self, layout: Layout) -> Result<NonNull<[u8]>, $api::alloc::AllocError> {
+                Allocator::allocate(self, layout).map_err(|_| $api::alloc::AllocError)
+            }
+
+            #[inline]
+            unsafe fn deallocate(&self, ptr: NonNull<u8>, layout: Layout) {
+                // SAFETY: forwarded from the caller.
+                unsafe { Allocator::deallocate(self, ptr, layout) }
+            }
+
+            unsafe fn grow(
+                &self,
+                ptr: NonNull<u8>,
+                old: Layout,
+                new: Layout,
+            ) -> Result<NonNull<[u8]>, $api::alloc::AllocError> {
+                // SAFETY: forwarded from the caller.
+                unsafe { Allocator::grow(self, ptr, old, new) }.map_err(|_| $api::alloc::AllocError)
+            }
+
+            unsafe fn grow_zeroed(
+                &self,
+                ptr: NonNull<u8>,
+                old: Layout,
+                new: Layout,
+            ) -> Result<NonNull<[u8]>, $api::alloc::AllocError> {
+                // SAFETY: forwarded from the caller.
+                unsafe { Allocator::grow_zeroed(self, ptr, old, new) }
+                    .map_err(|_| $api::alloc::AllocError)
+            }
+
+            unsafe fn shrink(
+                &self,
+                ptr: NonNull<u8>,
+                old: Layout,
+                new: Layout,
+            ) -> Result<NonNull<[u8]>, $api::alloc::AllocError> {
+                // SAFETY: forwarded from the caller.
+                unsafe { Allocator::shrink(self, ptr, old, new) }
+                    .map_err(|_| $api::alloc::AllocError)
+            }
+        }
+    };
+}
+
+#[cfg(feature = "allocator-api2-03")]
+allocator_of_version!(allocator_api2_03);
+#[cfg(feature = "allocator-api2-04")]
+allocator_of_version!(allocator_api2_04);
