@@ -295,6 +295,33 @@
 //! `tests/suite/place_parity.rs`, which calls every method and its `try_` form on every
 //! surface and through the trait, and fails when a method exists on one surface only.
 //!
+//! **An allocation is grown, shrunk or freed in place only by the scope that made it.**
+//! Every surface's allocator-api2 `Allocator` (and the builders) act in place only on
+//! the newest block of the surface's own region, and only while the surface may
+//! allocate: a scope with a child open is suspended (its limit is 0), so a collection
+//! of an ancestor can neither grow over the child's memory nor free the child's bytes
+//! (bump-scope's advisory GHSA-xhx6-q96x-pf9c was exactly that: an ancestor's block
+//! grown in place through the cursor a child was using, then freed by the child's
+//! rewind). On `ScopeStack` the borrow checker already refuses the program, since a
+//! collection holds `&ScopeStack` and the child needs `&mut`:
+//!
+//! ```compile_fail,E0502
+//! # use scope_stack::LinearAllocator;
+//! let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+//! memory.scope("level", |level| {
+//!     let mut v = allocator_api2::vec::Vec::<u64, _>::new_in(&**level);
+//!     level.scope("frame", |_frame| {
+//!         v.push(1); // error: `*level` is borrowed by `v`
+//!     });
+//! });
+//! ```
+//!
+//! Where the nesting goes around the handle (a nested scratch scope opened by a called
+//! function, through the thread's scratch), the suspended ancestor refuses the push at
+//! run time with a panic that says only the innermost scope allocates, and the child's
+//! data stays intact (`tests/ancestor_grow.rs`). Concurrent scopes open no children,
+//! slots have regions of their own, and heaps have rule 12.
+//!
 //! Containers follow the same rule: [`new_pool`](crate::ScopeStack::new_pool),
 //! `new_pool_with_shards`, `new_dense_pool`, `new_store`, `new_slots`, `new_pool_pod`
 //! and `new_dense_pool_pod` (with their `try_` forms) are on every kind of scope, each
