@@ -177,8 +177,8 @@
 //! - `alloc`: [`LinearAllocator::with_capacity`] (one global-heap reservation),
 //!   allocator-api2's `alloc` collections and reports ([`MemoryMap`]). Without it the
 //!   crate is `no_std` and blocks come from [`LinearAllocator::from_static`].
-//! - `debug-fill`: paints fresh memory 0xCD, rewound memory 0xDD and freed pool slots
-//!   0x1deadb0b ([`debug_fill`]), so stale reads stand out. Costs nothing when off.
+//! - `debug-fill`: paints fresh memory 0xCD, rewound memory and freed heap blocks 0xDD
+//!   and freed pool slots 0x1deadb0b ([`debug_fill`]), so stale reads stand out. Costs nothing when off.
 //! - `tracy`: shows the block in the Tracy profiler (scopes, slots and pools as named
 //!   memory pools, rewinds as discards, use plots, the memory map on out-of-memory; see
 //!   the `tracy` module). Implies `std`; adds the `tracy-client` dependency and costs

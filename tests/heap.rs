@@ -549,3 +549,77 @@ fn the_report_shows_a_heap_row() {
         assert!(map.to_svg().contains("Heap"));
     });
 }
+
+/// With `debug-fill`, what a caller gives up is painted 0xDD
+/// ([`RELEASED`](scope_stack::debug_fill::RELEASED)) before the TLSF takes it back: a
+/// freed block's payload, a shrink's tail, the old block of a move to another
+/// alignment. The bytes are read back through the raw pointers the heap handed out
+/// (they carry the region's provenance, and the region is scope memory that stays
+/// allocated until the scope ends), skipping the first 64 bytes of each given-up range:
+/// the TLSF writes a free block's header and links there.
+#[cfg(feature = "debug-fill")]
+#[test]
+fn freed_blocks_shrunk_tails_and_moved_from_blocks_are_painted() {
+    use scope_stack::debug_fill::RELEASED;
+
+    /// The bytes `[from, to)` at `p`, read through the raw pointer.
+    fn bytes(p: NonNull<u8>, from: usize, to: usize) -> std::vec::Vec<u8> {
+        // SAFETY: `p` points into the heap's region, which is live scope memory; the
+        // range read is initialised (written by the test, then painted) and nothing
+        // writes to it while it is read.
+        (from..to)
+            .map(|i| unsafe { p.as_ptr().add(i).read() })
+            .collect()
+    }
+    fn block(heap: &Heap, size: usize, align: usize, fill: u8) -> NonNull<u8> {
+        let p = heap
+            .allocate(Layout::from_size_align(size, align).unwrap())
+            .unwrap()
+            .cast::<u8>();
+        // SAFETY: `size` bytes just allocated.
+        unsafe { p.as_ptr().write_bytes(fill, size) };
+        p
+    }
+    let painted = |n: usize| vec![RELEASED; n];
+
+    let mut memory = memory(1 << 20);
+    memory.scope("level", |level| {
+        let heap = level.new_heap(64 << 10);
+        let layout = |size| Layout::from_size_align(size, 8).unwrap();
+        // A freed block: its payload past the TLSF's header is painted.
+        let a = block(heap, 512, 8, 0x11);
+        let keep = block(heap, 64, 8, 0x22); // a used neighbour, so `a` merges with nothing after it
+                                             // SAFETY: `a` is live, allocated with this layout.
+        unsafe { heap.deallocate(a, layout(512)) };
+        assert_eq!(bytes(a, 64, 512), painted(448));
+        assert_eq!(bytes(keep, 0, 64), [0x22; 64]); // the neighbour is untouched
+
+        // A shrink in place: the kept part is intact, the tail painted.
+        let b = block(heap, 512, 8, 0x33);
+        // SAFETY: `b` is live with `layout(512)`; 128 <= 512.
+        let shrunk = unsafe { heap.shrink(b, layout(512), layout(128)) }.unwrap();
+        assert_eq!(shrunk.cast::<u8>(), b); // rlsf shrinks in place
+        assert_eq!(bytes(b, 0, 128), [0x33; 128]);
+        assert_eq!(bytes(b, 128 + 64, 512), painted(512 - 128 - 64));
+
+        // A move to another alignment: the new block has the contents, the old one is
+        // painted.
+        let c = block(heap, 512, 8, 0x44);
+        let wide = Layout::from_size_align(1024, 4096).unwrap();
+        // SAFETY: `c` is live with `layout(512)`; 1024 >= 512.
+        let moved = unsafe { heap.grow(c, layout(512), wide) }
+            .unwrap()
+            .cast::<u8>();
+        assert_ne!(moved, c);
+        assert_eq!(bytes(moved, 0, 512), [0x44; 512]);
+        assert_eq!(bytes(c, 64, 512), painted(448));
+
+        // SAFETY: each is live with the layout given.
+        unsafe {
+            heap.deallocate(moved, wide);
+            heap.deallocate(shrunk.cast(), layout(128));
+            heap.deallocate(keep, layout(64));
+        }
+        assert_eq!((heap.used(), heap.live()), (0, 0));
+    });
+}

@@ -5,7 +5,10 @@
 //! - [`FRESH`] (0xCD): raw memory just handed out by `alloc_layout`, `alloc_raw` and the
 //!   `Allocator` impl;
 //! - [`RELEASED`] (0xDD): memory given back by a scope's rewind (after its finalizers
-//!   ran) or by an in-place free of the most recent allocation;
+//!   ran), by an in-place free of the most recent allocation, or to a heap (a freed
+//!   block's payload, the tail a shrink gives up, the old block of a move to another
+//!   alignment; not the old block of a same-alignment grow the TLSF moves, which it
+//!   frees inside the call);
 //! - [`FREED_SLOT`] (0x1deadb0b, the Object Pool chapter's pattern): the storage of a
 //!   pool slot whose object was removed.
 //!
@@ -62,6 +65,14 @@ mod imp {
                     .write_bytes(super::RELEASED, to - from)
             };
         }
+    }
+
+    /// Paints `size` bytes at `ptr` that go back to a heap with
+    /// [`RELEASED`](super::RELEASED).
+    pub(crate) fn released_bytes(ptr: NonNull<u8>, size: usize) {
+        // SAFETY: callers pass payload bytes a heap caller just gave up, through a
+        // pointer with the region's provenance, before the TLSF takes them back.
+        unsafe { ptr.as_ptr().write_bytes(super::RELEASED, size) };
     }
 
     /// Paints a freed slot's `size` bytes at `ptr` with [`FREED_SLOT`](super::FREED_SLOT).

@@ -68,6 +68,20 @@ impl Heap {
     ) -> Result<NonNull<[u8]>, AllocError> {
         if old.align() == new.align() {
             return self.with(|s| {
+                // `debug-fill`: a shrink's tail is painted before the TLSF takes it
+                // (rlsf 0.2.3, pinned, always shrinks in place, so the tail is never
+                // the caller's again). A grow the TLSF moves is not painted: it frees
+                // the old block in the same call, and painting it afterwards would
+                // write over its free-list links (it may even move the block down into
+                // a free neighbour, overlapping the old one). Moving grows here instead
+                // would stop blocks growing in place, which changes what fits.
+                #[cfg(feature = "debug-fill")]
+                if new.size() < old.size() {
+                    // SAFETY: the tail `[new.size(), old.size())` lies in the caller's
+                    // block, which it gives up; `own` has the region's provenance.
+                    let tail = unsafe { self.own(ptr).add(new.size()) };
+                    crate::block::debug_fill::released_bytes(tail, old.size() - new.size());
+                }
                 // SAFETY: `ptr` was allocated by this TLSF with `old.align()`, which is
                 // `new.align()` (rlsf's contract for `reallocate`); it copies the
                 // contents when it moves the block and leaves it intact on failure.
@@ -122,6 +136,9 @@ unsafe impl Allocator for &Heap {
             return;
         }
         self.with(|s| {
+            // The payload the caller gives up, painted before the TLSF writes its links.
+            #[cfg(feature = "debug-fill")]
+            crate::block::debug_fill::released_bytes(self.own(ptr), layout.size());
             // SAFETY: the caller's contract: `ptr` is a live block of this heap (the
             // only heap a `&Heap` reaches) allocated with `layout`.
             unsafe { s.tlsf.deallocate(self.own(ptr), layout.align()) };
