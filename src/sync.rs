@@ -61,9 +61,11 @@ impl<U> UnsafeCell<core::mem::MaybeUninit<U>> {
 }
 
 impl<T> UnsafeCell<T> {
-    #[cfg(loom)]
     pub(crate) fn new(value: T) -> Self {
         UnsafeCell {
+            #[cfg(not(loom))]
+            inner: core::cell::UnsafeCell::new(value),
+            #[cfg(loom)]
             inner: loom::cell::UnsafeCell::new(value),
         }
     }

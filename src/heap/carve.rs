@@ -122,7 +122,7 @@ fn place_heap<'s, C: Surface<'s>>(
     let capacity = taken.map_or(0, |n| n.get());
     let heap = Heap {
         lock: SpinLock::new(),
-        state: core::cell::UnsafeCell::new(State {
+        state: crate::sync::UnsafeCell::new(State {
             tlsf,
             used: 0,
             live: 0,
@@ -132,8 +132,8 @@ fn place_heap<'s, C: Surface<'s>>(
         capacity,
     };
     // SAFETY: `new_object_unchecked`'s drop contract: a `Heap` needs no drop (under
-    // loom its lock's atomic does, and reads nothing else); `'s` is only the lifetime
-    // of the returned reference.
+    // loom its lock's atomic and its state's cell do, and read nothing else); `'s` is
+    // only the lifetime of the returned reference.
     match unsafe { place::try_new_object_unchecked(c, heap) } {
         Ok(h) => {
             let h: &'s Heap = h;

@@ -7,7 +7,10 @@
 //! a waiter spins briefly; with `std` it yields its time slice after a few dozen spins,
 //! so a holder that was preempted on a busy machine gets the core back.
 //!
-//! The atomic comes from `crate::sync`, so a `--cfg loom` build sees it.
+//! The atomic comes from `crate::sync`, so a `--cfg loom` build sees it (under loom a
+//! waiter yields to loom's scheduler on every spin), and the heap's state sits in
+//! `crate::sync`'s cell: `tests/loom/loom_heap.rs` checks mutual exclusion and the
+//! holders' happens-before edges.
 use crate::sync::{spin_hint, AtomicU32, Ordering};
 
 /// A spin lock with no data of its own: the heap keeps its state beside it.

@@ -66,10 +66,11 @@ mod lock;
 #[cfg(feature = "alloc")]
 pub(crate) mod report;
 
-use core::cell::UnsafeCell;
 use core::ptr::NonNull;
 
 use lock::SpinLock;
+
+use crate::sync::UnsafeCell;
 
 pub use crate::limits::MAX_HEAP_BYTES;
 
@@ -124,6 +125,7 @@ struct State {
 /// ```
 pub struct Heap {
     lock: SpinLock,
+    /// `crate::sync`'s cell: loom's under `--cfg loom` (see `tests/loom/loom_heap.rs`).
     state: UnsafeCell<State>,
     /// The region the TLSF runs on (scope memory, aligned to `GRANULARITY`).
     pool: NonNull<u8>,
@@ -146,8 +148,9 @@ impl Heap {
     fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
         let _guard = self.lock.lock();
         // SAFETY: the lock is held until `_guard` drops, after `f` returns, so this is
-        // the only reference to the state (the module's invariant).
-        f(unsafe { &mut *self.state.get() })
+        // the only reference to the state (the module's invariant). Under loom the cell
+        // is loom's, so a model sees two threads in here at once as a race.
+        self.state.with_mut(|state| f(unsafe { &mut *state }))
     }
 
     /// The bytes the heap runs on (its region, rounded to the TLSF's granule). Some of

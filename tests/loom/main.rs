@@ -10,6 +10,7 @@
 mod harness;
 
 mod loom_concurrent;
+mod loom_heap;
 mod loom_pool;
 mod loom_pool_timeout;
 mod loom_slots;
