@@ -1,8 +1,8 @@
 //! The soundness rules, in plain words, each with its proof.
 //!
 //! Safe code using this crate cannot cause undefined behaviour. These are the rules that
-//! make it so. Rules 1, 2, 4, the lifetime and `Send` parts of 10 and the lifetime part
-//! of 12 are enforced by the type system: the examples below that break them do not
+//! make it so. Rules 1, 2, 4, the lifetime and `Send` parts of 10, the lifetime part
+//! of 12 and rule 13 are enforced by the type system: the examples below that break them do not
 //! compile (they are `compile_fail` doctests, and the programs in `rules::cases`,
 //! doctests too, break each rule once more in a whole program, with the error code the
 //! compiler must give; the source is `src/rules/cases.rs`). Rules 3 and 5 are run-time
@@ -494,6 +494,84 @@
 //! [`load_concurrent`](crate::Slots::load_concurrent) may hold a heap and cross to the
 //! game thread. Proven by `tests/heap.rs` (drop order beside a heap, two threads, every
 //! kind of scope and both kinds of slot load; also under Miri).
+//!
+//! # 13. Many writers add to one shared slot without `&mut`
+//!
+//! [`Loaded::with_scope`](crate::Loaded::with_scope) lends a shared slot's root *shared*
+//! together with its [`ConcurrentScope`](crate::ConcurrentScope), through `&Loaded`, so
+//! systems running in parallel add to one frame at once. Why it holds:
+//!
+//! - **Only shared slots.** A slot built by [`load_concurrent`](crate::Slots::load_concurrent)
+//!   has a concurrent scope, made to be shared by threads (rule 8: it takes only `Send`
+//!   values that need drop, and every placement through `&ConcurrentScope` is
+//!   thread-safe). A plain slot's scope is not `Sync`, so a plain `Loaded` has no
+//!   `with_scope` (E0599, shown on the method).
+//! - **The root is touched only through shared references** while writers place
+//!   values: `with_scope` and `with` lend `&Root`, so other threads see the root only
+//!   through what it offers to `&self` (a [`Pool`](crate::Pool)'s insert, an atomic, a
+//!   `Mutex`). Lending `&Loaded` to another thread needs `Loaded: Sync`, which needs a
+//!   `Sync` root (rule 10), so a root with a `Cell` cannot be written from two threads.
+//!   `with_mut`, the only `&mut Root`, takes `&mut Loaded`, which the borrow checker
+//!   keeps apart from every shared borrow.
+//! - **No placed value outlives the slot.** The closure is higher-ranked over the slot's
+//!   lifetime, as `with` and `with_mut` are: what it places can be kept in the root
+//!   (through its shared-mutation types) or dropped, never returned or stored outside.
+//!   The slot unloads only when its `Loaded` drops, which needs ownership, so no
+//!   `with_scope` runs then; the root is dropped first, while every placed value it may
+//!   name still lives, then the finalizers run newest first.
+//!
+//! While another thread writes through `with_scope`, the owner cannot take `&mut`:
+//!
+//! ```compile_fail,E0502
+//! # use scope_stack::{slot_root, LinearAllocator};
+//! slot_root!(struct Count = for<'s> u32);
+//! let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+//! memory.scope("renderer", |renderer| {
+//!     let frames = renderer.new_slots("frames", 1, 64 << 10);
+//!     let mut frame = frames.load_concurrent::<Count>("frame", |_| 0).unwrap();
+//!     std::thread::scope(|t| {
+//!         let shared = &frame;
+//!         t.spawn(move || shared.with_scope(|_, jobs| jobs.alloc_str("draw").len()));
+//!         frame.with_mut(|count, _| *count += 1); // error: already borrowed as shared
+//!     });
+//! });
+//! ```
+//!
+//! A root that is not `Sync` cannot be written from another thread:
+//!
+//! ```compile_fail,E0277
+//! # use scope_stack::{slot_root, LinearAllocator};
+//! # use core::cell::Cell;
+//! slot_root!(struct Counter = for<'s> Cell<u32>);
+//! let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+//! memory.scope("renderer", |renderer| {
+//!     let frames = renderer.new_slots("frames", 1, 64 << 10);
+//!     let frame = frames.load_concurrent::<Counter>("frame", |_| Cell::new(0)).unwrap();
+//!     std::thread::scope(|t| {
+//!         let shared = &frame;
+//!         t.spawn(move || shared.with_scope(|c, _| c.set(c.get() + 1))); // error: `Cell` is not `Sync`
+//!     });
+//! });
+//! ```
+//!
+//! A value placed through `with_scope` cannot be stored outside the root:
+//!
+//! ```compile_fail
+//! # use scope_stack::{slot_root, LinearAllocator};
+//! slot_root!(struct Unit = for<'s> ());
+//! let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+//! memory.scope("renderer", |renderer| {
+//!     let frames = renderer.new_slots("frames", 1, 64 << 10);
+//!     let frame = frames.load_concurrent::<Unit>("frame", |_| ()).unwrap();
+//!     let kept = std::sync::Mutex::new(Vec::<&str>::new());
+//!     frame.with_scope(|_, jobs| kept.lock().unwrap().push(jobs.alloc_str("x"))); // error
+//!     drop(frame);
+//!     println!("{:?}", kept.lock().unwrap());
+//! });
+//! ```
+//!
+//! Proven at run time by `tests/suite/slots_shared_writers.rs` (writers on several
+//! threads, drops counted at unload, a report read while they write).
 //!
 //! # Also rejected
 //!

@@ -193,6 +193,29 @@ impl Slots {
         self.plot_use(index, used);
     }
 
+    /// Publishes a shared slot's use from any thread that shares its `Loaded`
+    /// (`Loaded::with_scope`). The concurrent scope's top only grows while the slot is
+    /// loaded, so both figures are maxima, and threads that publish at once keep the
+    /// largest.
+    pub(crate) fn publish_shared(&self, index: usize) {
+        let rec = self.record(index);
+        // SAFETY: the slot is loaded and its `Loaded` is borrowed by the caller, so
+        // the holder's fields are set and only read until it drops.
+        let (start, concurrent) = unsafe {
+            let h = rec.holder_ptr();
+            (
+                (*ptr::addr_of!((*h).block)).start_addr(),
+                *ptr::addr_of!((*h).concurrent),
+            )
+        };
+        let Some(c) = concurrent else { return };
+        // SAFETY: the concurrent scope lives in the slot until it unloads.
+        let used = unsafe { c.as_ref() }.scope.inner.region.top() - start;
+        rec.publish_use_max(used);
+        #[cfg(feature = "tracy")]
+        self.plot_use(index, rec.used.load(Ordering::Relaxed));
+    }
+
     /// Plots slot `index`'s use under its profiler name (holder only).
     #[cfg(feature = "tracy")]
     fn plot_use(&self, index: usize, used: usize) {

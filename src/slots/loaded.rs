@@ -256,7 +256,8 @@ impl<'a, R: SlotRoot, K: LoadedKind> Loaded<'a, R, K> {
         self.index
     }
 
-    /// Bytes in use in the slot, as of the end of the build or the last `with_mut`.
+    /// Bytes in use in the slot, as of the end of the build or the last `with_mut` (or,
+    /// on a shared slot, the last `with_scope`).
     ///
     /// The figure is published when those calls end, so it leaves out anything placed
     /// in the slot since by another route: through a scope handle or a pool the root
@@ -353,6 +354,105 @@ impl<R: SlotRoot> Loaded<'_, R, Shared> {
         let (root, scope) = unsafe { (self.root_mut(), self.slots.concurrent_scope(self.index)) };
         let out = f(root, scope);
         self.slots.publish(self.index);
+        out
+    }
+}
+
+impl<R: SlotRoot> Loaded<'_, R, Shared> {
+    /// Lends the root *shared* together with the slot's concurrent scope, through
+    /// `&self`: several threads (or several systems of an engine, running in parallel)
+    /// may add to one frame at once, each placing values and inserting into the root's
+    /// pools, with no `&mut` and no lock. Values placed here live until the slot
+    /// unloads; they may be kept in the root through the root's own shared-mutation
+    /// types (a [`Pool`](crate::Pool), an atomic, a `Mutex`), never outside it (rule
+    /// 13 of [`crate::rules`]).
+    ///
+    /// Sharing `&Loaded` across threads needs `Loaded: Sync`, that is, a `Sync` root.
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, LinearAllocator, Pool};
+    /// use std::sync::Mutex;
+    /// struct Frame<'s> {
+    ///     draws: &'s Pool<'s, [f32; 4]>,
+    ///     labels: Mutex<Vec<&'s str>>,
+    /// }
+    /// slot_root!(struct FrameRoot = for<'s> Frame<'s>);
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("renderer", |renderer| {
+    ///     let frames = renderer.new_slots("frames", 2, 64 << 10);
+    ///     let frame = frames
+    ///         .load_concurrent::<FrameRoot>("frame", |jobs| Frame {
+    ///             draws: jobs.new_pool(64),
+    ///             labels: Mutex::new(Vec::new()),
+    ///         })
+    ///         .unwrap();
+    ///     std::thread::scope(|t| {
+    ///         for system in 0..4 {
+    ///             let frame = &frame; // shared: no `&mut`, the systems run at once
+    ///             t.spawn(move || {
+    ///                 frame.with_scope(|f, jobs| {
+    ///                     // The box would free its object when dropped; the handle keeps it.
+    ///                     let _kept = f.draws.insert([system as f32; 4]).unwrap().into_handle();
+    ///                     let label = jobs.alloc_fmt(format_args!("system {system}"));
+    ///                     f.labels.lock().unwrap().push(label);
+    ///                 })
+    ///             });
+    ///         }
+    ///     });
+    ///     assert_eq!(frame.with(|f| f.draws.len()), 4);
+    ///     assert_eq!(frame.with(|f| f.labels.lock().unwrap().len()), 4);
+    /// });
+    /// ```
+    ///
+    /// Nothing placed comes back out of the closure:
+    ///
+    /// ```compile_fail
+    /// use scope_stack::{slot_root, LinearAllocator};
+    /// slot_root!(struct Unit = for<'s> ());
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("renderer", |renderer| {
+    ///     let frames = renderer.new_slots("frames", 1, 64 << 10);
+    ///     let frame = frames.load_concurrent::<Unit>("frame", |_| ()).unwrap();
+    ///     let label: &str = frame.with_scope(|_, jobs| jobs.alloc_str("late")); // error
+    ///     drop(frame); // the slot rewinds here
+    ///     println!("{label}");
+    /// });
+    /// ```
+    ///
+    /// A plain slot's scope is not shared (it is not `Sync`): `with_scope` is only on
+    /// shared slots.
+    ///
+    /// ```compile_fail,E0599
+    /// use scope_stack::{slot_root, LinearAllocator};
+    /// slot_root!(struct Unit = for<'s> ());
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("game", |game| {
+    ///     let slots = game.new_slots("levels", 1, 64 << 10);
+    ///     let level = slots.load::<Unit>("level", |_| ()).unwrap();
+    ///     level.with_scope(|_, scope| scope.alloc(1u32)); // error: no such method
+    /// });
+    /// ```
+    pub fn with_scope<T>(
+        &self,
+        f: impl for<'x, 'y> FnOnce(&'y R::Of<'x>, &'x ConcurrentScope<'x>) -> T,
+    ) -> T {
+        // SAFETY: we hold the slot, which is open until this `Loaded` drops, and
+        // `&self` keeps it from dropping while `f` runs; its concurrent scope lives in
+        // the slot's memory until then and is made to be shared by threads (`Sync`;
+        // every placement through `&ConcurrentScope` is thread-safe). The root is
+        // lent shared, as `with` lends it; `with_mut` (the only `&mut` to it) needs
+        // `&mut self`, which cannot coexist with this borrow. Both are higher-ranked
+        // over the slot's lifetime, so what `f` places can be kept only in the root
+        // (through its own shared-mutation types) or dropped, never returned.
+        let (root, scope) = unsafe {
+            (
+                self.root.cast::<R::Of<'_>>().as_ref(),
+                self.slots.concurrent_scope(self.index),
+            )
+        };
+        let out = f(root, scope);
+        self.slots.publish_shared(self.index);
         out
     }
 }

@@ -274,6 +274,13 @@ impl Record {
         }
     }
 
+    /// Raises the published use and high-water mark to `used` (any thread that
+    /// shares a loaded shared slot; see `Slots::publish_shared`).
+    pub(crate) fn publish_use_max(&self, used: usize) {
+        self.used.fetch_max(used, Ordering::Relaxed);
+        self.high_water.fetch_max(used, Ordering::Relaxed);
+    }
+
     /// Publishes the built slot as loaded, so reports may pin it (holder only, at the
     /// end of a successful build). Release: a report whose pin sees `LOADED` sees the
     /// root, the scope record and everything the build placed. A slot being built has
