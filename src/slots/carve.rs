@@ -69,6 +69,9 @@ pub struct Slots {
     pub(crate) waiters: crate::sync::AtomicU32,
     #[cfg(feature = "std")]
     pub(crate) futex: crate::sync::Futex,
+    /// The wakers of tasks waiting for a slot (see `super::tasks`).
+    #[cfg(feature = "std")]
+    pub(crate) tasks: super::tasks::TaskWakers,
 }
 
 // SAFETY: a `Slots` is shared by every thread that loads or drops a slot. Its own fields
@@ -341,6 +344,8 @@ pub(crate) fn try_new_slots_in<'s, C: Surface<'s>>(
         waiters: crate::sync::AtomicU32::new(0),
         #[cfg(feature = "std")]
         futex: crate::sync::Futex::new(),
+        #[cfg(feature = "std")]
+        tasks: Default::default(),
     };
     // A finalizer drops it with the scope (its futex may own OS resources); the
     // records need none: a slot still held then was leaked on purpose

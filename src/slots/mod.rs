@@ -141,6 +141,8 @@ pub mod root;
 mod shared;
 pub(crate) mod table;
 #[cfg(feature = "std")]
+mod tasks;
+#[cfg(feature = "std")]
 mod wait;
 
 pub use carve::Slots;

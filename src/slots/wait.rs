@@ -33,7 +33,10 @@ impl Slots {
         // Pairs with the fence in `claim_wait`: see the module docs.
         fence(Ordering::SeqCst);
         if self.waiters.load(Ordering::Relaxed) != 0 {
+            // Threads sleeping in a blocking load, and tasks waiting in an async one
+            // (`super::tasks`), count in the same `waiters`.
             self.futex.bump_and_wake_all();
+            self.tasks.wake_all();
         }
     }
 
