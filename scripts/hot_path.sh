@@ -57,17 +57,17 @@ iter_calls="$(sed -n 's/^calls per iter function: //p' "$out/stdout")"
 # out-of-line `Drop`). The caller's loop is excluded.
 callgrind_annotate --inclusive=yes --threshold=100 --show=Ir,Bc,Bi "$out/callgrind.out" >"$out/annotate.txt"
 
-functions="ours_u8 ours_u32 ours_u64 ours_place_u64 ours_local_u64 ours_shared_u64 bumpalo_u8 bumpalo_u32 bumpalo_u64 bump_scope_u8 bump_scope_u32 bump_scope_u64 ours_scope ours_slot bump_scope_scoped ours_child ours_scratch ours_string bump_scope_string ours_vec_push pool_pair pool_mut_pair box_pair ours_iter256 ours_local_iter256 bumpalo_iter256"
+functions="ours_u8 ours_u32 ours_u64 ours_place_u64 ours_local_u64 ours_shared_u64 bumpalo_u8 bumpalo_u32 bumpalo_u64 bump_scope_u8 bump_scope_u32 bump_scope_u64 ours_scope ours_slot bump_scope_scoped ours_child ours_scratch ours_string bump_scope_string ours_vec_push pool_pair pool_mut_pair box_pair ours_heap_alloc_free rlsf_alloc_free ours_iter256 ours_local_iter256 bumpalo_iter256"
 
 echo "calls per function: $calls"
 echo
 echo "Executed per call (callgrind inclusive cost / calls; includes the function's ret):"
-printf '%-16s %8s %8s %8s\n' function instrs cond_br indir_br
+printf '%-20s %8s %8s %8s\n' function instrs cond_br indir_br
 for f in $functions; do
     # Lines look like: "4,000,000 (1.2%)  1,000,000 (..)  0  ???:hot_path::ours_u32 [...]".
     line="$(grep -E "[: ]hot_path::${f}( |$)" "$out/annotate.txt" | head -n1 || true)"
     if [ -z "$line" ]; then
-        printf '%-16s %8s\n' "$f" "missing (inlined?)"
+        printf '%-20s %8s\n' "$f" "missing (inlined?)"
         echo "$f missing" >>"$out/measured.txt"
         continue
     fi
@@ -75,7 +75,7 @@ for f in $functions; do
     n="$calls"
     case "$f" in *iter256) n="$iter_calls" ;; esac
     awk -v f="$f" -v ir="$ir" -v bc="$bc" -v bi="$bi" -v n="$n" \
-        'BEGIN { printf "%-16s %8.2f %8.2f %8.2f\n", f, ir / n, bc / n, bi / n }'
+        'BEGIN { printf "%-20s %8.2f %8.2f %8.2f\n", f, ir / n, bc / n, bi / n }'
     awk -v f="$f" -v ir="$ir" -v n="$n" 'BEGIN { printf "%s %.2f\n", f, ir / n }' >>"$out/measured.txt"
 done
 
@@ -155,7 +155,7 @@ fi
 echo
 echo "Static fast path (objdump, from the entry to the first ret; the slow path is out of line;"
 echo "calls into other functions are not followed):"
-printf '%-16s %8s %8s\n' function instrs branches
+printf '%-20s %8s %8s\n' function instrs branches
 objdump -d --no-show-raw-insn -C "$bin" >"$out/disasm.txt"
 for f in $functions; do
     awk -v sym="<hot_path::${f}>:" '
@@ -164,7 +164,7 @@ for f in $functions; do
         on && NF >= 2 {
             n++
             if ($2 ~ /^j/) b++
-            if ($2 ~ /^ret/) { printf "%-16s %8d %8d\n", name, n, b; exit }
+            if ($2 ~ /^ret/) { printf "%-20s %8d %8d\n", name, n, b; exit }
         }
     ' name="$f" "$out/disasm.txt"
 done

@@ -179,7 +179,9 @@
 //!   crate is `no_std` and blocks come from [`LinearAllocator::from_static`].
 //! - `debug-fill`: paints fresh memory 0xCD, rewound memory and freed heap blocks 0xDD
 //!   and freed pool slots 0x1deadb0b ([`debug_fill`]), so stale reads stand out. Costs nothing when off.
-//! - `tracy`: shows the block in the Tracy profiler (scopes, slots and pools as named
+//! - `hashbrown` (with `serde`): a `hashbrown::HashMap<K, V, S, &Heap>` filled from a
+//!   level file in a [`Heap`] carved first (see the `serde` module).
+//! - `tracy`: shows the block in the Tracy profiler (scopes, slots, pools and heaps as named
 //!   memory pools, rewinds as discards, use plots, the memory map on out-of-memory; see
 //!   the `tracy` module). Implies `std`; adds the `tracy-client` dependency and costs
 //!   nothing when off.

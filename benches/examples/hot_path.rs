@@ -8,7 +8,9 @@
 //! `ours_string` and `bump_scope_string` place one `String` that needs drop; `ours_vec_push`
 //! pushes one `u64` onto a `ScopeVec` (growing in place); `pool_pair`,
 //! `pool_mut_pair` and `box_pair` make and free one small object through a `Pool` (shared,
-//! then exclusive: `insert_mut` + `remove`) and the global heap). `main` calls each of
+//! then exclusive: `insert_mut` + `remove`) and the global heap; `ours_heap_alloc_free`
+//! and `rlsf_alloc_free` allocate and free one 32-byte block through `&Heap`'s
+//! allocator-api2 `Allocator` and through rlsf directly). `main` calls each of
 //! them `BATCHES * PER_BATCH` times, rewinding the arena between batches outside the
 //! measured functions, so no call takes a slow path (no chunk growth, no out-of-memory).
 //!
@@ -21,10 +23,12 @@
 //! valgrind --tool=callgrind --branch-sim=yes target/release/examples/hot_path
 //! ```
 
+use std::alloc::Layout;
 use std::hint::black_box;
 
+use allocator_api2::alloc::Allocator;
 use scope_stack::{
-    ConcurrentScope, LinearAllocator, LocalScope, Place, Pool, ScopeStack, ScopeVec, Slots,
+    ConcurrentScope, Heap, LinearAllocator, LocalScope, Place, Pool, ScopeStack, ScopeVec, Slots,
 };
 
 /// Number of times the arena is rewound.
@@ -218,6 +222,32 @@ fn pool_mut_pair(p: &mut Pool<'_, Obj>, v: u64) {
     black_box(p.remove(black_box(h)).is_some());
 }
 
+// ----- heaps: one alloc + free pair -----
+
+/// The TLSF the heap runs, with the heap's parameters, for `rlsf_alloc_free`.
+type Tlsf = rlsf::Tlsf<'static, u32, u16, 28, 16>;
+
+/// One 32-byte block allocated and freed through `&Heap`'s allocator-api2 `Allocator`
+/// (the lock, the counters and the TLSF call).
+#[inline(never)]
+fn ours_heap_alloc_free(heap: &Heap) {
+    let layout = Layout::new::<Obj>();
+    let p = Allocator::allocate(&heap, layout).unwrap_or_else(|_| unreachable!());
+    black_box(p);
+    // SAFETY: `p` was just allocated by this heap with `layout`.
+    unsafe { Allocator::deallocate(&heap, p.cast(), layout) };
+}
+
+/// The same pair through rlsf directly (no lock, no counters).
+#[inline(never)]
+fn rlsf_alloc_free(tlsf: &mut Tlsf) {
+    let layout = Layout::new::<Obj>();
+    let p = tlsf.allocate(layout).unwrap_or_else(|| unreachable!());
+    black_box(p);
+    // SAFETY: `p` was just allocated by this TLSF with `layout.align()`.
+    unsafe { tlsf.deallocate(p, layout.align()) };
+}
+
 #[inline(never)]
 fn box_pair(v: u64) {
     let b = Box::new([v; 4]);
@@ -304,7 +334,16 @@ fn main() {
         for i in 0..BATCHES * PER_BATCH {
             pool_mut_pair(black_box(&mut *pool), u64::from(i));
         }
+        let heap = root.new_heap(64 << 10);
+        for _ in 0..BATCHES * PER_BATCH {
+            ours_heap_alloc_free(black_box(heap));
+        }
     });
+    let mut tlsf = Tlsf::new();
+    tlsf.insert_free_block(Box::leak(Box::new_uninit_slice(64 << 10)));
+    for _ in 0..BATCHES * PER_BATCH {
+        rlsf_alloc_free(black_box(&mut tlsf));
+    }
     for i in 0..BATCHES * PER_BATCH {
         box_pair(black_box(u64::from(i)));
     }

@@ -11,6 +11,10 @@
 //! be valid for the payload (a `Box` retags its pointer to its contents, which Miri's
 //! Stacked Borrows model enforces).
 //!
+//! With `tracy`, each event goes to the heap's profiler pool under the same lock hold
+//! as its TLSF call (a grow or shrink as a free and an allocation, even in place), so
+//! the profiler sees a block freed before anyone takes it again.
+//!
 //! The impl is for the shared reference only: a heap is never handed out by value or
 //! as `&mut`, so no safe code can reset or move it while a collection holds it, and a
 //! block can only be grown, shrunk or freed through the `&Heap` its collection keeps,
@@ -87,6 +91,13 @@ impl Heap {
                 // contents when it moves the block and leaves it intact on failure.
                 match unsafe { s.tlsf.reallocate(self.own(ptr), new) } {
                     Some(p) => {
+                        #[cfg(feature = "tracy")]
+                        crate::profiler::realloc(
+                            self.profiler,
+                            ptr.as_ptr().addr(),
+                            p.as_ptr().addr(),
+                            new.size(),
+                        );
                         s.used = s.used - old.size() + new.size();
                         s.high_water = s.high_water.max(s.used);
                         Ok(NonNull::slice_from_raw_parts(p, new.size()))
@@ -126,6 +137,8 @@ unsafe impl Allocator for &Heap {
         self.with(|s| {
             let p = s.tlsf.allocate(layout).ok_or(AllocError)?;
             s.took(layout.size());
+            #[cfg(feature = "tracy")]
+            crate::profiler::alloc(self.profiler, p.as_ptr().addr(), layout.size());
             Ok(NonNull::slice_from_raw_parts(p, layout.size()))
         })
     }
@@ -143,6 +156,8 @@ unsafe impl Allocator for &Heap {
             // only heap a `&Heap` reaches) allocated with `layout`.
             unsafe { s.tlsf.deallocate(self.own(ptr), layout.align()) };
             s.gave(layout.size());
+            #[cfg(feature = "tracy")]
+            crate::profiler::free(self.profiler, ptr.as_ptr().addr());
         })
     }
 

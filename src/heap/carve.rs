@@ -130,10 +130,16 @@ fn place_heap<'s, C: Surface<'s>>(
         }),
         pool: region,
         capacity,
+        #[cfg(feature = "tracy")]
+        profiler: crate::profiler::name_for(|text| {
+            c.profiler_path(text);
+            let _ = core::fmt::Write::write_str(text, "/Heap");
+        }),
     };
     // SAFETY: `new_object_unchecked`'s drop contract: a `Heap` needs no drop (under
-    // loom its lock's atomic and its state's cell do, and read nothing else); `'s` is
-    // only the lifetime of the returned reference.
+    // loom its lock's atomic and its state's cell do, and with `tracy` its drop only
+    // discards its profiler pool; neither reads anything but the `Heap`, which is
+    // `Send`); `'s` is only the lifetime of the returned reference.
     match unsafe { place::try_new_object_unchecked(c, heap) } {
         Ok(h) => {
             let h: &'s Heap = h;

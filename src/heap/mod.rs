@@ -57,6 +57,14 @@
 //! [`load_concurrent`](crate::Slots::load_concurrent) can hold one and be played on the
 //! game thread.
 //!
+//! # Profiler
+//!
+//! With the feature `tracy`, a heap is a Tracy memory pool of its own,
+//! `"<scope's path>/Heap"`: each allocation and free is an event in it, a grow or
+//! shrink is a free and an allocation, and when the heap's scope ends (or its slot
+//! unloads) the pool is discarded once. Only then does the `Heap` need a drop (a
+//! finalizer record in its scope); without the feature it has none.
+//!
 //! Invariant of this module: the TLSF state and the counters are touched only while
 //! the lock is held; the region (`pool`, `capacity`) is fixed when the heap is carved
 //! and is scope memory nothing else hands out.
@@ -131,6 +139,22 @@ pub struct Heap {
     pool: NonNull<u8>,
     /// Its length in bytes, as the TLSF took it.
     capacity: usize,
+    /// The heap's pool in the profiler, `"<scope's path>/Heap"` (feature `tracy`; `None`
+    /// while hidden). Its events go out under the lock, in the order the TLSF made
+    /// them, so a block freed on one thread and taken again on another is shown freed
+    /// first.
+    #[cfg(feature = "tracy")]
+    profiler: Option<&'static crate::profiler::Name>,
+}
+
+/// Ends the heap's pool in the profiler when its scope ends or its slot unloads: one
+/// discard of whatever it still shows (feature `tracy` only; without it a `Heap`
+/// needs no drop and its scope keeps no finalizer record for it).
+#[cfg(feature = "tracy")]
+impl Drop for Heap {
+    fn drop(&mut self) {
+        crate::profiler::discard(self.profiler);
+    }
 }
 
 // SAFETY: `state` is touched only with the lock held (so by one thread at a time, each

@@ -24,6 +24,7 @@ use core::fmt::Write as _;
 
 use super::concurrent::{chunk_runs, ConcurrentReport};
 use super::map::{chunk_run_name, percent, Bytes, MemoryMap};
+use super::pool_row::PoolReport;
 use super::slots::SlotState;
 use super::tree::{containers, Item, RowItem, SLOT, SLOTS};
 
@@ -79,6 +80,9 @@ pub(super) enum RowKind {
     Chunk,
     /// A slot of a `Slots` set.
     Slot,
+    /// A [`Heap`](crate::Heap): bytes in use, free bytes, largest free block, live
+    /// allocations and high-water in its text.
+    Heap,
     AllocationPoint,
     HighWater,
 }
@@ -97,6 +101,8 @@ pub(super) enum Swatch {
     Slot,
     /// A slot whose root is being built: its bytes are not known yet.
     Building,
+    /// A heap: its region light, a gauge of its bytes in use filled from its start.
+    Heap,
     Finalizer,
     AllocationPoint,
     HighWater,
@@ -323,6 +329,7 @@ fn row_text(r: &RowItem<'_>) -> String {
             p.capacity,
             Bytes(p.bytes)
         ),
+        (None, _) if p.heap.is_some() => heap_text(p),
         (None, kind) => alloc::format!(
             "{kind}<{}> {}/{}, {}",
             p.type_name,
@@ -331,6 +338,20 @@ fn row_text(r: &RowItem<'_>) -> String {
             Bytes(p.bytes)
         ),
     }
+}
+
+/// A heap's row: what the table's heap line says, shorter.
+fn heap_text(p: &PoolReport) -> String {
+    let h = p.heap_figures();
+    alloc::format!(
+        "Heap {} used of {}, {} live, {} free (largest {}), high-water {}",
+        Bytes(p.len),
+        Bytes(p.capacity),
+        h.live,
+        Bytes(h.free),
+        Bytes(h.largest_free),
+        Bytes(p.high_water_len)
+    )
 }
 
 impl MemoryMap {
@@ -380,6 +401,8 @@ impl MemoryMap {
                         text: indent(depth + 1 + r.depth) + &row_text(&r),
                         kind: if r.slot.is_some() {
                             RowKind::Slot
+                        } else if r.row.heap.is_some() {
+                            RowKind::Heap
                         } else {
                             RowKind::Pool
                         },
@@ -592,6 +615,12 @@ impl MemoryMap {
             entries.push(("chunk (used part dark)", Swatch::Chunk));
         }
         entries.extend([("pool", Swatch::Pool), ("store", Swatch::Store)]);
+        let heaps = drawn
+            .iter()
+            .any(|i| matches!(i, Item::Row(r) if r.slot.is_none() && r.row.heap.is_some()));
+        if heaps {
+            entries.push(("heap (bytes in use filled)", Swatch::Heap));
+        }
         if slot_in(None) {
             entries.push(("slot (used part filled)", Swatch::Slot));
         }

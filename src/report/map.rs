@@ -193,12 +193,7 @@ fn chunk_run_tails(run: &ChunkRun) -> String {
 /// A heap row's detail: bytes in use of the heap's, live allocations, free bytes and
 /// in how many blocks (fragmentation), the largest free block, the high-water mark.
 fn heap_detail(p: &super::pool_row::PoolReport) -> String {
-    let h = p.heap.unwrap_or(super::heap_row::HeapReport {
-        live: 0,
-        free: 0,
-        free_blocks: 0,
-        largest_free: 0,
-    });
+    let h = p.heap_figures();
     alloc::format!(
         "{} used of {} in {} live, {} free in {} block{} (largest {}), high-water {}",
         Bytes(p.len),

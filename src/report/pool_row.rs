@@ -99,3 +99,15 @@ pub struct PoolReport {
     /// bytes: in use, in all, and the most ever in use.
     pub heap: Option<super::heap_row::HeapReport>,
 }
+
+impl PoolReport {
+    /// A heap row's figures, or zeros for a row without them (a map edited by hand).
+    pub(super) fn heap_figures(&self) -> super::heap_row::HeapReport {
+        self.heap.unwrap_or(super::heap_row::HeapReport {
+            live: 0,
+            free: 0,
+            free_blocks: 0,
+            largest_free: 0,
+        })
+    }
+}

@@ -271,3 +271,61 @@ fn the_picture_draws_a_slots_contents_inside_it_with_a_row_each() {
         }
     }
 }
+
+#[test]
+fn a_heap_is_a_row_of_its_own_kind_with_its_figures() {
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("level", |level| {
+        level.new_pool::<u64>(8);
+        let heap = level.new_heap(4096);
+        let a = allocator_api2::boxed::Box::new_in([0u8; 300], heap);
+        let _b = allocator_api2::boxed::Box::new_in([0u8; 100], heap);
+        drop(a); // a hole: two free blocks
+        let map = level.report();
+        let (free, largest) = (heap.free(), heap.largest_free());
+        let svg = map.to_svg();
+        // Its own box and gauge, not a hatched pool: the pool is the only `pool` rect.
+        assert_eq!(rects(&svg, "pool").len(), 1, "{svg}");
+        let boxes = rects(&svg, "heap");
+        let used = rects(&svg, "heap-used");
+        assert_eq!((boxes.len(), used.len()), (1, 1), "{svg}");
+        // The gauge is a share of the box: 100 of 4096 bytes, from its start.
+        assert_eq!(used[0].0, boxes[0].0);
+        assert!(used[0].1 < boxes[0].1 / 10.0, "{used:?} {boxes:?}");
+        // The tooltip has every figure, in bytes.
+        let title = alloc::format!(
+            "<title>Heap: 100 of 4096 bytes in use in 1 live allocation, {free} bytes free \
+             in 2 blocks (largest {largest}), high-water 400 bytes</title>"
+        );
+        assert!(svg.contains(&title), "{title} not in\n{svg}");
+        // Its row in the label column says the same, in the heap's colour, and the
+        // legend names the colour.
+        let layout = map.svg_layout();
+        let row = layout
+            .labels
+            .iter()
+            .find(|l| l.text.trim_start().starts_with("Heap "))
+            .unwrap_or_else(|| panic!("{:?}", layout.labels));
+        assert_eq!(
+            row.role,
+            crate::report::layout::Role::Row(crate::report::layout::RowKind::Heap)
+        );
+        let expect = alloc::format!(
+            "Heap 100 B used of 4.0 KiB, 1 live, {} free (largest {}), high-water 400 B",
+            crate::report::map::Bytes(free),
+            crate::report::map::Bytes(largest)
+        );
+        assert_eq!(row.text.trim_start(), expect);
+        assert!(row.leader_to.is_some());
+        assert!(layout
+            .labels
+            .iter()
+            .any(|l| l.text == "heap (bytes in use filled)"));
+        assert!(svg.contains("fill=\"#a0401a\">Heap 100 B used"), "{svg}");
+    });
+    // No heap, no heap entry in the legend.
+    memory.scope("empty", |s| {
+        let layout = s.report().svg_layout();
+        assert!(!layout.labels.iter().any(|l| l.text.starts_with("heap")));
+    });
+}

@@ -15,6 +15,7 @@ use super::layout::{
     Band, Role, RowKind, SvgLabel, SvgLayout, Swatch, CHAR_WIDTH, FONT_FAMILY, SCOPE_DEPTH_COLOURS,
 };
 use super::map::MemoryMap;
+use super::pool_row::PoolReport;
 use super::scope_row::ScopeReport;
 use super::slots::SlotState;
 use super::tree::{containers, Item, RowItem, SlotView, SLOTS};
@@ -36,6 +37,12 @@ const STORE_EDGE: &str = "#9a7b00";
 /// A slot's used part: brown, with a dark brown outline around each slot and its set.
 const SLOT: &str = "#a87c5a";
 const SLOT_EDGE: &str = "#5c3d24";
+/// A heap: its region a light coral with a dark rust outline, and a gauge of its
+/// bytes in use in a stronger coral (the TLSF scatters its blocks, so the gauge is a
+/// share, not where they lie).
+const HEAP: &str = "#fbd3c0";
+const HEAP_USED: &str = "#e4703c";
+const HEAP_EDGE: &str = "#a0401a";
 /// A chunk's used part (over the scope's colour).
 const CHUNK_USED: &str = "#2c3e50";
 /// Finalized objects: red ticks.
@@ -85,9 +92,10 @@ fn text(s: &mut String, l: &SvgLabel, attrs: &str) {
 
 impl MemoryMap {
     /// Draws the block as a horizontal band: each live scope is a coloured segment,
-    /// pools are hatched (a store's versions pool inside its store), each slot of a
-    /// `Slots` set is a brown-edged box whose used part is filled brown and the rest
-    /// free (striped while it is being built, when its bytes are not known), with what
+    /// pools are hatched (a store's versions pool inside its store), heaps are coral
+    /// boxes with a gauge of their bytes in use, each slot of a `Slots` set is a
+    /// brown-edged box whose used part is filled brown and the rest free (striped
+    /// while it is being built, when its bytes are not known), with what
     /// the slot holds drawn inside it; finalized objects are red ticks, and two markers
     /// show the allocation point (blue) and the high-water mark (grey, dashed). A column
     /// of labels on the left names every scope, container, slot and marker in tree
@@ -268,6 +276,7 @@ impl MemoryMap {
             Role::Row(kind) => {
                 let colour = match kind {
                     RowKind::Scope | RowKind::Pool | RowKind::Slot => "#222",
+                    RowKind::Heap => HEAP_EDGE,
                     RowKind::Chunk => "#444",
                     RowKind::AllocationPoint => ALLOCATION,
                     RowKind::HighWater => GREY,
@@ -317,6 +326,7 @@ impl MemoryMap {
                     Swatch::Store => box_(STORE, STORE_EDGE),
                     Swatch::Slot => half(FREE, SLOT, "1", SLOT_EDGE),
                     Swatch::Building => box_("url(#building)", SLOT_EDGE),
+                    Swatch::Heap => half(HEAP, HEAP_USED, "1", HEAP_EDGE),
                     Swatch::Finalizer => line(RED, 1.5, ""),
                     Swatch::AllocationPoint => line(ALLOCATION, 2.0, ""),
                     Swatch::HighWater => line(GREY, 1.5, " stroke-dasharray=\"4 3\""),
@@ -386,7 +396,50 @@ fn slot_title(v: &SlotView<'_>) -> String {
     }
 }
 
-/// A container's row on the band: a slot, a `Slots` set's outline, a store, or a pool.
+/// What a heap's tooltip says: the figures of its row in the table.
+fn heap_title(p: &PoolReport) -> String {
+    let h = p.heap_figures();
+    alloc::format!(
+        "Heap: {} of {} bytes in use in {} live allocation{}, {} bytes free in {} block{} \
+         (largest {}), high-water {} bytes",
+        p.len,
+        p.capacity,
+        h.live,
+        if h.live == 1 { "" } else { "s" },
+        h.free,
+        h.free_blocks,
+        if h.free_blocks == 1 { "" } else { "s" },
+        h.largest_free,
+        p.high_water_len
+    )
+}
+
+/// A heap on the band, from `y` down: its whole storage (region and `Heap`) light,
+/// with a gauge of the bytes in use filled from the region's start.
+fn draw_heap(s: &mut String, band: &Band, p: &PoolReport, x: f64, w: f64, y: f64) {
+    let bottom = band.y + band.h;
+    let _ = writeln!(
+        s,
+        "<rect class=\"heap\" x=\"{x:.2}\" y=\"{y:.2}\" width=\"{w:.2}\" height=\"{:.2}\" \
+         fill=\"{HEAP}\" stroke=\"{HEAP_EDGE}\" stroke-width=\"0.8\"><title>{}</title></rect>",
+        bottom - y,
+        heap_title(p)
+    );
+    if p.len > 0 {
+        let ux = band.x(p.offset);
+        let used = p.offset.saturating_add(p.len.min(p.capacity));
+        let uw = (band.x(used) - ux).clamp(0.5, w);
+        let _ = writeln!(
+            s,
+            "<rect class=\"heap-used\" x=\"{ux:.2}\" y=\"{y:.2}\" width=\"{uw:.2}\" \
+             height=\"{:.2}\" fill=\"{HEAP_USED}\" stroke=\"{HEAP_EDGE}\" stroke-width=\"0.8\"/>",
+            bottom - y,
+        );
+    }
+}
+
+/// A container's row on the band: a slot, a `Slots` set's outline, a store, a heap or a
+/// pool.
 fn draw_row(s: &mut String, band: &Band, r: &RowItem<'_>) {
     let bottom = band.y + band.h;
     let y = row_top(band, r.nest);
@@ -435,6 +488,10 @@ fn draw_row(s: &mut String, band: &Band, r: &RowItem<'_>) {
             p.capacity,
             p.high_water_len
         );
+        return;
+    }
+    if p.heap.is_some() {
+        draw_heap(s, band, p, x, w, y);
         return;
     }
     // A row owned by another (a store's versions pool) sits in the lower half of its

@@ -31,6 +31,18 @@
 //! `Send + 'static` (the pool's finalizer drops them); values that need none may borrow
 //! the scope and pay nothing.
 //!
+//! Heaps: a collection that grows and shrinks while the level is played,
+//! `allocator_api2::vec::Vec<T, &'s Heap>` or (feature `hashbrown`)
+//! `hashbrown::HashMap<K, V, S, &'s Heap>`, is filled from the file into a
+//! [`Heap`](crate::Heap) carved first: one of `BYTES` bytes for the collection alone
+//! with `#[scope(capacity = BYTES)]` on a derived field (or [`CapacitySeed`]), or a
+//! heap of yours, shared by several collections, with [`HeapSeed`]
+//! ([`DeserializeInHeap`]). The elements are read with [`DeserializeIn`], so what they
+//! reference (`&'s str`) goes to the scope; the collection is returned by value and
+//! drops its elements when its owner drops it. A heap collection has no size to read
+//! from a file: without one of those it is refused when the program is built. A file
+//! that outgrows the heap is an error, and the elements read so far are dropped once.
+//!
 //! # Saving a level
 //!
 //! What this module reads also serializes with serde, so an editor can save a level it
@@ -182,6 +194,7 @@
 mod capacity;
 mod collect;
 mod content;
+mod heap;
 mod map;
 mod methods;
 mod pools;
@@ -208,6 +221,7 @@ pub mod __private {
 }
 
 pub use capacity::{CapacitySeed, DeserializeInCapacity};
+pub use heap::{DeserializeInHeap, HeapSeed};
 pub use map::ScopeMap;
 pub use pools::{DensePoolIn, PoolIn};
 /// `#[derive(DeserializeIn)]` (feature `derive`): see the `scope-stack-derive` crate for
@@ -327,6 +341,60 @@ pub use pools::{DensePoolIn, PoolIn};
 ///     assert_eq!((lobby.players.names, lobby.players.room), (&["ann"][..], 4));
 /// });
 /// # Ok::<(), scope_stack::AllocError>(())
+/// ```
+///
+/// A collection in a heap of its own (`allocator_api2::vec::Vec<T, &'s Heap>`, and with
+/// the feature `hashbrown` `hashbrown::HashMap<K, V, S, &'s Heap>`): the heap is
+/// carved from the scope being loaded with `#[scope(capacity = BYTES)]`'s bytes, then
+/// the file fills the collection ([`DeserializeInHeap`]):
+///
+/// ```
+/// use allocator_api2::vec::Vec;
+/// use scope_stack::serde::DeserializeIn;
+/// use scope_stack::{slot_root, Heap, LinearAllocator};
+///
+/// #[derive(DeserializeIn)]
+/// struct Level<'s> {
+///     name: &'s str,
+///     // A heap of 4 KiB carved from the level's slot, then the spawns fill it; the
+///     // game pushes and removes spawns while the level is loaded.
+///     #[scope(capacity = 4 << 10)]
+///     spawns: Vec<[f32; 2], &'s Heap>,
+/// }
+/// slot_root!(struct LevelRoot => Level);
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 20)?;
+/// memory.scope("game", |game| {
+///     let levels = game.new_slots("levels", 2, 64 << 10);
+///     let file = r#"{"name": "forest", "spawns": [[1, 2], [3, 4]]}"#;
+///     let mut de = serde_json::Deserializer::from_str(file);
+///     let mut forest = levels.load_from::<LevelRoot, _>("forest", &mut de).unwrap();
+///     forest.with_mut(|l, _| {
+///         l.spawns.push([5.0, 6.0]);
+///         l.spawns.remove(0);
+///         assert_eq!((l.name, &l.spawns[..]), ("forest", &[[3.0, 4.0], [5.0, 6.0]][..]));
+///     });
+/// }); // the slot unloads: the level drops, then its heap goes with the slot
+/// # Ok::<(), scope_stack::AllocError>(())
+/// ```
+///
+/// Without a size for its heap, a heap collection is refused when the program is built:
+///
+/// ```compile_fail,E0080
+/// use allocator_api2::vec::Vec;
+/// use scope_stack::serde::DeserializeIn;
+/// use scope_stack::{Heap, LinearAllocator};
+///
+/// #[derive(DeserializeIn)]
+/// struct Level<'s> {
+///     spawns: Vec<[f32; 2], &'s Heap>, // error: no #[scope(capacity = BYTES)]
+/// }
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+/// memory.scope("level", |level| {
+///     let mut de = serde_json::Deserializer::from_str(r#"{"spawns": []}"#);
+///     let _level: Level = level.deserialize(&mut de).unwrap();
+/// });
 /// ```
 ///
 /// A loaded level's references stay inside `with`:

@@ -660,3 +660,157 @@ fn past_the_hard_limit_new_pools_are_not_shown() {
     assert!(ours > names::NAME_LIMIT);
     assert!(!pools(&events).contains(letters(names::HARD_LIMIT + 50).as_str()));
 }
+
+slot_root!(struct HeapRoot = for<'s> &'s crate::Heap);
+
+#[test]
+fn a_heap_is_a_pool_of_its_own_and_ends_with_one_discard() {
+    use allocator_api2::boxed::Box;
+    use allocator_api2::vec::Vec as ApiVec;
+    let rec = Recording::start("tz_");
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    let mut seen = Vec::new();
+    const HEAP: &str = "tz_level/Heap";
+    memory.scope("tz_level", |level| {
+        let heap = level.new_heap(4096);
+        let b = Box::new_in(7u64, heap);
+        let at = addr(&*b);
+        drop(b);
+        seen.extend([
+            Alloc {
+                pool: HEAP,
+                addr: at,
+                size: 8,
+            },
+            Free {
+                pool: HEAP,
+                addr: at,
+            },
+        ]);
+        // A grow and a shrink: each a free and an allocation, moved or not.
+        let mut v: ApiVec<u64, _> = ApiVec::with_capacity_in(2, heap);
+        let first = v.as_ptr().addr();
+        v.extend([1, 2, 3]);
+        let grown = v.as_ptr().addr();
+        let grown_size = v.capacity() * 8;
+        v.shrink_to_fit();
+        let shrunk = v.as_ptr().addr();
+        seen.extend([
+            Alloc {
+                pool: HEAP,
+                addr: first,
+                size: 16,
+            },
+            Free {
+                pool: HEAP,
+                addr: first,
+            },
+            Alloc {
+                pool: HEAP,
+                addr: grown,
+                size: grown_size,
+            },
+            Free {
+                pool: HEAP,
+                addr: grown,
+            },
+            Alloc {
+                pool: HEAP,
+                addr: shrunk,
+                size: 24,
+            },
+        ]);
+        // Zero-sized requests are not shown.
+        drop(Box::new_in((), heap));
+        // Left in the heap: the scope's end discards it with the heap's pool.
+        core::mem::forget(v);
+        // A frame opens and closes above the heap: its own pool, not the heap's.
+        level.scope("frame", |f| {
+            f.new_pod(1u32);
+        });
+    });
+    // A heap in a slot ends when the slot unloads.
+    memory.scope("tz_game", |game| {
+        let levels = game.new_slots("tz_levels", 1, 16 * 1024);
+        let cave = levels
+            .load::<HeapRoot>("cave", |s| s.new_heap(4096))
+            .unwrap();
+        cave.with(|heap| core::mem::forget(Box::new_in([0u8; 40], *heap)));
+        drop(cave);
+        game.new_pod(0u8); // the slot's discard comes before the game's
+    });
+    let events = rec.finish();
+    check_rules(&events);
+    let heap_events: Vec<Recorded> = events
+        .iter()
+        .filter(|e| matches!(e, Alloc { pool, .. } | Free { pool, .. } | Discard { pool } if *pool == HEAP))
+        .cloned()
+        .collect();
+    seen.push(Discard { pool: HEAP });
+    assert_eq!(heap_events, seen);
+    // The heap's discard comes before its scope's, which comes after the frame's.
+    let discards: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Discard { pool } => Some(*pool),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        discards,
+        [
+            "tz_level/frame",
+            HEAP,
+            "tz_level",
+            "tz_levels/cave/Heap",
+            "tz_levels/cave",
+            "tz_game"
+        ]
+    );
+}
+
+#[test]
+fn a_heap_opened_with_no_profiler_stays_hidden() {
+    use allocator_api2::boxed::Box;
+    let rec = Recording::start_disconnected("tw_");
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    let (mut hidden, mut shown) = (0, 0);
+    memory.scope("tw_level", |level| {
+        let heap = level.new_heap(4096);
+        rec.connect();
+        let b = Box::new_in(1u64, heap);
+        hidden = addr(&*b);
+        drop(b);
+        let later = level.new_heap(4096);
+        let b = Box::new_in(2u64, later);
+        shown = addr(&*b);
+        drop(b);
+    });
+    let events = rec.finish();
+    check_rules(&events);
+    // The heap opened before the profiler connected shows nothing (and has no name,
+    // so the later one is plain `Heap`): only the later one's events.
+    const HEAP: &str = "tw_level/Heap";
+    let heap_events: Vec<&Recorded> = events
+        .iter()
+        .filter(|e| matches!(e, Alloc { pool, .. } | Free { pool, .. } | Discard { pool } if pool.ends_with("Heap")))
+        .collect();
+    assert_eq!(
+        heap_events,
+        [
+            &Alloc {
+                pool: HEAP,
+                addr: shown,
+                size: 8
+            },
+            &Free {
+                pool: HEAP,
+                addr: shown
+            },
+            &Discard { pool: HEAP }
+        ]
+    );
+    assert!(!events
+        .iter()
+        .any(|e| matches!(e, Alloc { addr, .. } if *addr == hidden)));
+}
