@@ -134,6 +134,7 @@
 
 pub(crate) mod carve;
 mod error;
+mod forever;
 mod load;
 mod loaded;
 #[doc(hidden)]
