@@ -93,16 +93,20 @@ impl Slots {
         use core::alloc::Layout;
 
         use super::carve::SLOT_ALIGN;
+        use crate::limits::MAX_ALIGN;
 
         let error = |kind, size, align| AllocError::in_scope(kind, size, align, 0, 0, name);
         let (_, region) = slot_sizes(count, bytes_each, error)?;
         let overflow = || error(AllocErrorKind::CapacityOverflow, usize::MAX, SLOT_ALIGN);
         let bytes = leak_bytes(name.len(), count, region.size()).ok_or_else(overflow)?;
-        let layout = Layout::from_size_align(bytes, SLOT_ALIGN).map_err(|_| overflow())?;
+        // Aligned as `LinearAllocator::with_capacity` aligns its block, so every
+        // alignment a slot's scope may ask for is known to hold (Miri's symbolic
+        // alignment check sees the block's own alignment).
+        let layout = Layout::from_size_align(bytes, MAX_ALIGN).map_err(|_| overflow())?;
         // SAFETY: `layout` has a non-zero size (it holds at least the home).
         let ptr = unsafe { alloc::alloc::alloc(layout) };
         let Some(base) = NonNull::new(ptr) else {
-            return Err(error(AllocErrorKind::HeapExhausted, bytes, SLOT_ALIGN));
+            return Err(error(AllocErrorKind::HeapExhausted, bytes, MAX_ALIGN));
         };
         #[cfg(miri)]
         // SAFETY: `base` is the start of a live heap block. The block is leaked on
@@ -129,8 +133,10 @@ impl Slots {
     ///
     /// Like [`Slots::leak`], the set borrows nothing: its [`Loaded`](crate::Loaded)
     /// values are `Loaded<'static, R, K>`. The buffer is used up even when the call
-    /// fails. Under Miri's `-Zmiri-symbolic-alignment-check`, give the buffer an
-    /// alignment of 64 (the slots start on cache lines), as below.
+    /// fails. The buffer may have any alignment (the slots are padded to start on
+    /// cache lines); under Miri's `-Zmiri-symbolic-alignment-check`, give it the
+    /// largest alignment its slots' scopes will ask for: 64 for the slots, 128 for a
+    /// [`load_concurrent`](Self::load_concurrent), as below.
     ///
     /// # Errors
     /// Each names the set (as [`AllocError::scope_name`]):
@@ -142,7 +148,7 @@ impl Slots {
     /// use core::mem::MaybeUninit;
     /// use scope_stack::{slot_root, AllocErrorKind, Slots};
     ///
-    /// #[repr(align(64))]
+    /// #[repr(align(128))]
     /// struct Buffer([MaybeUninit<u8>; 8192]);
     /// static mut BUFFER: Buffer = Buffer([MaybeUninit::uninit(); 8192]);
     /// static mut TINY: Buffer = Buffer([MaybeUninit::uninit(); 8192]);
