@@ -442,6 +442,30 @@ fn a_set_over_a_static_buffer() {
 }
 
 #[test]
+fn a_static_buffer_set_hands_frames_to_a_spawned_thread() {
+    static mut RING: Buffer<65536> = Buffer([MaybeUninit::uninit(); 65536]);
+    // SAFETY: the only use of `RING`, in a test that runs once.
+    let buffer = unsafe { &mut (*std::ptr::addr_of_mut!(RING)).0 };
+    let frames = Slots::from_static("static frames", buffer, 2, 16 << 10).unwrap();
+    let render = std::thread::spawn(move || {
+        (0..FRAMES.min(20))
+            .map(|n| {
+                let frame = frames.load_concurrent_wait::<FrameRoot>("frame", |jobs| Frame {
+                    number: n,
+                    draws: jobs.alloc_slice_fill_with(10, |i| i as u32),
+                });
+                // Dropped on yet another thread.
+                std::thread::spawn(move || frame.with(|f| f.number + f.draws[9]))
+            })
+            .map(|h| h.join().unwrap())
+            .sum::<u32>()
+    });
+    let n = FRAMES.min(20);
+    assert_eq!(render.join().unwrap(), n * (n - 1) / 2 + 9 * n);
+    assert_eq!(frames.loaded(), 0);
+}
+
+#[test]
 fn static_buffer_errors_name_the_set() {
     static mut SMALL: Buffer<64> = Buffer([MaybeUninit::uninit(); 64]);
     static mut MEDIUM: Buffer<4096> = Buffer([MaybeUninit::uninit(); 4096]);

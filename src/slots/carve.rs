@@ -30,7 +30,9 @@ pub(crate) const SLOT_ALIGN: usize = 64;
 /// A scope's memory cut into equal sub-blocks (slots), each loaded and unloaded on its
 /// own, in any order, from any thread.
 ///
-/// Carve one with [`ScopeStack::new_slots`]; load a slot with [`load`](Self::load)
+/// Carve one with [`ScopeStack::new_slots`] (it lives as long as that scope), or make
+/// one that lives as long as the program with [`Slots::leak`] or
+/// [`Slots::from_static`]; load a slot with [`load`](Self::load)
 /// (or [`load_concurrent`](Self::load_concurrent) for a root built by many threads),
 /// and free it by dropping the [`Loaded`](crate::Loaded) you got. See
 /// [`crate::slots`] for both patterns (streaming levels, a frame ring).
