@@ -270,12 +270,53 @@
 //! });
 //! ```
 //!
+//! **Sharing a loaded slot.** A `&Loaded` lends only `&root` (through
+//! [`with`](crate::Loaded::with)) and reads the slot's name and use figure, so a
+//! `Loaded` of either kind is `Sync` exactly when its root is (`R::Of<'static>: Sync`),
+//! and only a shared one ([`Shared`](crate::Shared), from `load_concurrent`) is ever
+//! `Send`. A plain `Loaded` is never `Send`: scoped threads may read it, but nothing
+//! that needs `Send + Sync` can hold it. An engine whose resources must be
+//! `Send + Sync` (a Bevy resource, a `OnceLock` in a `static`, a value moved into
+//! `std::thread::spawn` or `tokio::spawn`) keeps `Loaded<'static, R, Shared>` with a
+//! `Sync` root; a root with a `Cell`, a `RefCell` or an `Rc` makes it not `Sync`:
+//!
+//! ```compile_fail,E0277
+//! # use scope_stack::{slot_root, Slots};
+//! slot_root!(struct Counter = for<'s> std::cell::Cell<u32>);
+//! fn resource<T: Send + Sync + 'static>(_: &T) {}
+//! let frames = Slots::leak("frames", 1, 16 << 10).unwrap();
+//! let frame = frames.load_concurrent::<Counter>("frame", |_| std::cell::Cell::new(0)).unwrap();
+//! resource(&frame); // error: `Cell<u32>` cannot be shared between threads safely
+//! ```
+//!
+//! **Sets that live as long as the program.** [`Slots::leak`](crate::Slots::leak) (one
+//! block from the global heap, never given back) and
+//! [`Slots::from_static`](crate::Slots::from_static) (a caller's `&'static mut` buffer)
+//! make a `&'static Slots`, whose loaded slots are `Loaded<'static, R, K>`: fields of
+//! an engine struct without a lifetime parameter, or values in a `static`. Each is a
+//! root scope over its memory that is opened once and never closes, so everything
+//! carved in it lives for `'static`, and nothing writes that scope's block or record
+//! after the carve (reports only read them). `'static` lets nothing shorter in: the
+//! root is still built by a closure that is higher-ranked over the slot scope's
+//! lifetime, so it holds what was placed in its slot, or `'static` data, never a
+//! borrow of a local or of an outer scope's value:
+//!
+//! ```compile_fail
+//! # use scope_stack::{slot_root, Slots};
+//! slot_root!(struct Text = for<'s> &'s str);
+//! let levels = Slots::leak("levels", 1, 4096).unwrap();
+//! let local = String::from("forest");
+//! let level = levels.load::<Text>("level", |_| local.as_str()).unwrap(); // error
+//! drop(local);
+//! level.with(|name| println!("{name}"));
+//! ```
+//!
 //! A slot's state is an atomic (free, building, loaded): claiming it is a
 //! compare-exchange (acquire), freeing it a release store, so the thread that holds a
 //! slot has it alone and sees all its predecessor did; a waiting load sleeps on a
-//! futex and cannot miss a free. Proven by the eleven `Rule10*`
+//! futex and cannot miss a free. Proven by the fifteen `Rule10*`
 //! `compile_fail` programs in `src/rules/cases.rs`, by `tests/suite/slots.rs`, `tests/suite/slots_bad_input.rs`,
-//! `tests/stress/slots_stress.rs` and `tests/models/model_slots.rs` (also under Miri, scaled down)
+//! `tests/stress/slots_stress.rs`, `tests/models/model_slots.rs` and `tests/static_slots.rs` (also under Miri, scaled down)
 //! and by the loom models in `tests/loom/loom_slots.rs`.
 //!
 //! # 11. One placement API

@@ -27,6 +27,7 @@ use crate::block::linear::LinearAllocator;
 use crate::concurrent::{ConcurrentScope, Inner, LocalScope};
 use crate::scope::info::ScopeInfo;
 use crate::scope::ScopeStack;
+use crate::slots::Slots;
 
 use super::gather::rows_down_from;
 use super::map::MemoryMap;
@@ -184,6 +185,51 @@ impl<'a> LocalScope<'a> {
             source: Source::Concurrent(NonNull::from(self.inner())),
             _scope: PhantomData,
         }
+    }
+}
+
+impl Slots {
+    /// For a set that lives as long as the program ([`Slots::leak`],
+    /// [`Slots::from_static`]): a handle on the memory map of the set's own block,
+    /// which any thread may use for good. The map has one scope, named after the set,
+    /// holding the set with a row per slot and what each loaded slot holds, as a
+    /// scope's map shows a set carved from it; print it as text
+    /// ([`MemoryMap`]'s `Display`) or draw it ([`MemoryMap::to_svg`]).
+    ///
+    /// `None` for a set carved from a scope: take that scope's
+    /// [`map_handle`](ScopeStack::map_handle) or [`report`](ScopeStack::report).
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, SlotState, Slots};
+    /// slot_root!(struct Bytes = for<'s> &'s [u8]);
+    ///
+    /// let levels = Slots::leak("levels", 2, 8192)?;
+    /// let map = levels.map_handle().expect("a leaked set has a map of its own");
+    /// let forest = levels.load::<Bytes>("forest", |s| &*s.alloc_slice_copy(&[0u8; 1000])).unwrap();
+    /// let report = map.report();
+    /// assert_eq!(report.scopes[0].name, "levels");
+    /// let set = &report.scopes[0].slots[0];
+    /// assert_eq!((set.name.as_str(), set.loaded), ("levels", 1));
+    /// assert_eq!(set.slots[0].state, SlotState::Loaded);
+    /// assert_eq!(set.slots[0].holder.as_deref(), Some("forest"));
+    /// assert!(report.to_string().contains("forest"));
+    /// drop(forest);
+    /// assert_eq!(map.report().scopes[0].slots[0].loaded, 0);
+    /// # Ok::<(), scope_stack::AllocError>(())
+    /// ```
+    pub fn map_handle(&self) -> Option<MapHandle<'static>> {
+        let (info, block) = self.home?;
+        // SAFETY: a set with a home lives as long as the program, and so do its home's
+        // block and record (see `crate::slots::forever`).
+        let cursor = NonNull::from(unsafe { block.as_ref() }.root());
+        Some(MapHandle {
+            source: Source::Plain {
+                info,
+                cursor,
+                block,
+            },
+            _scope: PhantomData,
+        })
     }
 }
 

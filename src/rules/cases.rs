@@ -244,6 +244,28 @@ pub struct Rule10ScopeEscapesWithMut;
 /// ```
 pub struct Rule10SharedLoadedWithNonSendRoot;
 
+/// Rule 10, on the `Shared` kind: a `&Loaded` lends `&root`, so a loaded slot is
+/// `Sync` only when its root is. A root with a `Cell` cannot be an engine resource
+/// (`Send + Sync`), even in a set that lives as long as the program.
+///
+/// ```compile_fail,E0277
+/// use core::cell::Cell;
+///
+/// use scope_stack::{slot_root, Loaded, Shared, Slots};
+///
+/// slot_root!(struct Counter = for<'s> Cell<u32>);
+///
+/// fn resource<T: Send + Sync + 'static>(_: &T) {}
+///
+/// fn main() {
+///     let frames: &'static Slots = Slots::leak("frames", 1, 16 << 10).unwrap();
+///     let frame: Loaded<'static, Counter, Shared> =
+///         frames.load_concurrent::<Counter>("frame", |_| Cell::new(0)).unwrap();
+///     resource(&frame);
+/// }
+/// ```
+pub struct Rule10SharedLoadedWithCellRootIsNotSync;
+
 /// Rule 10, on the `Shared` kind: `with_mut` lends `&'y mut Of<'x>` there too, so a
 /// root built through a concurrent scope cannot borrow itself and be read on another
 /// thread after the borrowed data is freed.
@@ -273,6 +295,86 @@ pub struct Rule10SharedLoadedWithNonSendRoot;
 /// }
 /// ```
 pub struct Rule10SharedRootBorrowsItself;
+
+/// Rule 10, for a set that lives as long as the program: `'static` does not make a
+/// plain loaded slot `Send` (its values' destructors may have to run on this thread),
+/// so `std::thread::spawn` rejects it.
+///
+/// ```compile_fail,E0277
+/// use scope_stack::{slot_root, Slots};
+///
+/// slot_root!(struct Unit = for<'s> ());
+///
+/// fn main() {
+///     let levels = Slots::leak("levels", 1, 4096).unwrap();
+///     let loaded = levels.load::<Unit>("level", |_| ()).unwrap();
+///     std::thread::spawn(move || drop(loaded)).join().unwrap();
+/// }
+/// ```
+pub struct Rule10StaticPlainLoadedIsNotSend;
+
+/// Rule 10, for a set that lives as long as the program: `'static` lets nothing
+/// shorter into a root. The build closure is higher-ranked over the slot scope's
+/// lifetime, so a root cannot borrow a local `String`, although the `Loaded` is
+/// `Loaded<'static, ..>`.
+///
+/// ```compile_fail,E0597
+/// use scope_stack::{slot_root, Slots};
+///
+/// slot_root!(struct Text = for<'s> &'s str);
+///
+/// fn main() {
+///     let levels: &'static Slots = Slots::leak("levels", 1, 4096).unwrap();
+///     let local = String::from("short-lived");
+///     let loaded = levels.load::<Text>("level", |_| local.as_str()).unwrap();
+///     drop(local);
+///     loaded.with(|t| println!("{t}"));
+/// }
+/// ```
+pub struct Rule10StaticRootBorrowsLocal;
+
+/// Rule 10, for a set that lives as long as the program: a root cannot borrow a value
+/// of an outer scope that is not `'static` (it would dangle once that scope rewinds,
+/// while the `Loaded<'static, ..>` lives on).
+///
+/// ```compile_fail
+/// use scope_stack::{slot_root, LinearAllocator, Loaded, Slots};
+///
+/// slot_root!(struct Number = for<'s> &'s u32);
+///
+/// fn main() {
+///     let levels: &'static Slots = Slots::leak("levels", 1, 4096).unwrap();
+///     let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+///     let mut kept: Option<Loaded<'static, Number>> = None;
+///     memory.scope("game", |game| {
+///         let config: &u32 = game.new_pod(60u32);
+///         kept = Some(levels.load::<Number>("level", |_| config).unwrap());
+///     });
+///     kept.unwrap().with(|n| println!("{n}"));
+/// }
+/// ```
+pub struct Rule10StaticRootBorrowsOuterScope;
+
+/// Rule 10, for a set that lives as long as the program: `with_mut` lends
+/// `&'y mut Of<'x>` with `'x` higher-ranked, so a shorter borrow cannot be stored in
+/// the root after it was built either.
+///
+/// ```compile_fail,E0597
+/// use scope_stack::{slot_root, Slots};
+///
+/// slot_root!(struct Text = for<'s> &'s str);
+///
+/// fn main() {
+///     let levels: &'static Slots = Slots::leak("levels", 1, 4096).unwrap();
+///     let mut loaded = levels.load::<Text>("level", |_| "static text").unwrap();
+///     {
+///         let local = String::from("short-lived");
+///         loaded.with_mut(|text, _| *text = local.as_str());
+///     }
+///     loaded.with(|t| println!("{t}"));
+/// }
+/// ```
+pub struct Rule10StaticRootStoresShorterBorrow;
 
 /// Rule 1: a reference cannot escape its scope's closure through a captured variable.
 ///
@@ -518,3 +620,51 @@ pub struct SharedValuesInChild;
 /// }
 /// ```
 pub struct SlotSharedLoadedCrossesThreads;
+
+/// The allowed twin of the `Rule10Static*` cases: a shared loaded slot of a set that
+/// lives as long as the program, with a `Sync` root, is an engine resource: it sits in
+/// a `OnceLock` in a `static`, in a struct without a lifetime parameter, and moves
+/// into `std::thread::spawn`. A root may hold `'static` data beside what it placed.
+///
+/// ```rust
+/// use std::sync::OnceLock;
+///
+/// use scope_stack::{slot_root, Loaded, Shared, Slots};
+///
+/// struct Frame<'s> {
+///     label: &'static str,
+///     draws: &'s [u32],
+/// }
+/// slot_root!(struct FrameRoot => Frame);
+///
+/// struct Renderer {
+///     frames: &'static Slots,
+///     current: Option<Loaded<'static, FrameRoot, Shared>>,
+/// }
+///
+/// fn resource<T: Send + Sync + 'static>(_: &T) {}
+///
+/// static LAST: OnceLock<Loaded<'static, FrameRoot, Shared>> = OnceLock::new();
+///
+/// fn main() {
+///     let frames = Slots::leak("frames", 3, 16 << 10).unwrap();
+///     let load = |n: u32| {
+///         frames
+///             .load_concurrent::<FrameRoot>("frame", |jobs| Frame {
+///                 label: "main pass",
+///                 draws: jobs.alloc_slice_fill_with(4, |i| n + i as u32),
+///             })
+///             .unwrap()
+///     };
+///     let mut renderer = Renderer { frames, current: Some(load(1)) };
+///     resource(&renderer);
+///     assert!(LAST.set(load(2)).is_ok());
+///     let moved = load(3);
+///     let sum = std::thread::spawn(move || moved.with(|f| f.draws.iter().sum::<u32>()));
+///     assert_eq!(sum.join().unwrap(), 3 + 4 + 5 + 6);
+///     renderer.current = None;
+///     assert_eq!(renderer.frames.loaded(), 1); // the one in `LAST`
+///     assert_eq!(LAST.get().unwrap().with(|f| f.label), "main pass");
+/// }
+/// ```
+pub struct StaticSharedLoadedIsAResource;

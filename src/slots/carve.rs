@@ -12,6 +12,7 @@ use core::ptr::NonNull;
 
 use crate::block::linear::LinearAllocator;
 use crate::error::{AllocError, AllocErrorKind};
+use crate::scope::info::ScopeInfo;
 use crate::scope::place::{self, try_alloc_array_uninit, Core as Surface};
 use crate::scope::ScopeStack;
 use crate::sync::{AtomicUsize, Ordering};
@@ -24,12 +25,14 @@ use super::table::Record;
 pub(crate) const SLOTS_KIND: &str = "Slots";
 
 /// Sub-blocks start on their own cache line.
-const SLOT_ALIGN: usize = 64;
+pub(crate) const SLOT_ALIGN: usize = 64;
 
 /// A scope's memory cut into equal sub-blocks (slots), each loaded and unloaded on its
 /// own, in any order, from any thread.
 ///
-/// Carve one with [`ScopeStack::new_slots`]; load a slot with [`load`](Self::load)
+/// Carve one with [`ScopeStack::new_slots`] (it lives as long as that scope), or make
+/// one that lives as long as the program with [`Slots::leak`] or
+/// [`Slots::from_static`]; load a slot with [`load`](Self::load)
 /// (or [`load_concurrent`](Self::load_concurrent) for a root built by many threads),
 /// and free it by dropping the [`Loaded`](crate::Loaded) you got. See
 /// [`crate::slots`] for both patterns (streaming levels, a frame ring).
@@ -72,6 +75,12 @@ pub struct Slots {
     /// The wakers of tasks waiting for a slot (see `super::tasks`).
     #[cfg(feature = "std")]
     pub(crate) tasks: super::tasks::TaskWakers,
+    /// For a set that lives as long as the program ([`Slots::leak`],
+    /// [`Slots::from_static`]): the record of the root scope it was carved in, which
+    /// never closes, and that scope's block (see `super::forever`). `None` for a set
+    /// carved from a scope of the caller's. Read only by reports (feature `alloc`).
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) home: Option<(NonNull<ScopeInfo>, NonNull<LinearAllocator>)>,
 }
 
 // SAFETY: a `Slots` is shared by every thread that loads or drops a slot. Its own fields
@@ -80,7 +89,10 @@ pub struct Slots {
 // thread that holds that slot, which it won with a compare-exchange and gives up with
 // a release store (see `super::table`), so no two threads touch it at once and each
 // holder sees its predecessor's writes. What a `Loaded` exposes across threads is
-// governed by its own `Send`/`Sync` rules (see `super::loaded`).
+// governed by its own `Send`/`Sync` rules (see `super::loaded`). The `home` pointers
+// of a set that lives as long as the program lead to a scope record and a block that
+// nothing writes after the set is carved; reports only read them (see
+// `super::forever`).
 unsafe impl Sync for Slots {}
 // SAFETY: as above; nothing in a `Slots` is tied to the thread that carved it (it is
 // only ever reached through `&Slots`, but a finalizer may drop it on the thread that
@@ -300,10 +312,21 @@ pub(crate) fn try_new_slots_in<'s, C: Surface<'s>>(
     count: usize,
     bytes_each: usize,
 ) -> Result<&'s Slots, AllocError> {
+    carve_slots(c, name, count, bytes_each, None)
+}
+
+/// The sizes `try_new_slots` carves: the distance between sub-blocks, and the layout
+/// of the whole region; or the error (of kind `InvalidCapacity` or
+/// `CapacityOverflow`), made by `error`.
+pub(crate) fn slot_sizes(
+    count: usize,
+    bytes_each: usize,
+    error: impl Fn(AllocErrorKind, usize, usize) -> AllocError,
+) -> Result<(usize, Layout), AllocError> {
     if count == 0 || bytes_each == 0 {
-        return Err(c.error(AllocErrorKind::InvalidCapacity, 0, SLOT_ALIGN));
+        return Err(error(AllocErrorKind::InvalidCapacity, 0, SLOT_ALIGN));
     }
-    let overflow = || c.error(AllocErrorKind::CapacityOverflow, usize::MAX, SLOT_ALIGN);
+    let overflow = || error(AllocErrorKind::CapacityOverflow, usize::MAX, SLOT_ALIGN);
     let stride = bytes_each
         .checked_add(SLOT_ALIGN - 1)
         .ok_or_else(overflow)?
@@ -312,6 +335,21 @@ pub(crate) fn try_new_slots_in<'s, C: Surface<'s>>(
     let region_layout =
         Layout::from_size_align(region_bytes, SLOT_ALIGN).map_err(|_| overflow())?;
     Layout::array::<Record>(count).map_err(|_| overflow())?;
+    Ok((stride, region_layout))
+}
+
+/// `try_new_slots_in`, recording the root scope of a set that lives as long as the
+/// program (`home`, see `super::forever`).
+pub(crate) fn carve_slots<'s, C: Surface<'s>>(
+    c: C,
+    name: &str,
+    count: usize,
+    bytes_each: usize,
+    home: Option<(NonNull<ScopeInfo>, NonNull<LinearAllocator>)>,
+) -> Result<&'s Slots, AllocError> {
+    let (stride, region_layout) = slot_sizes(count, bytes_each, |kind, size, align| {
+        c.error(kind, size, align)
+    })?;
     let records = try_alloc_array_uninit::<C, Record>(c, count)?;
     let region = place::try_alloc_layout(c, region_layout)?;
     let name = NonNull::from(&*place::try_alloc_str(c, name)?);
@@ -346,6 +384,7 @@ pub(crate) fn try_new_slots_in<'s, C: Surface<'s>>(
         futex: crate::sync::Futex::new(),
         #[cfg(feature = "std")]
         tasks: Default::default(),
+        home,
     };
     // A finalizer drops it with the scope (its futex may own OS resources); the
     // records need none: a slot still held then was leaked on purpose

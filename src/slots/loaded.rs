@@ -7,10 +7,13 @@
 //!   caller cannot put anything into the root that lives shorter than the slot.
 //! - A `Loaded` borrows its `Slots` (`'a`), which carry the carving scope's lifetime,
 //!   so it outlives neither; it owns its slot until it is dropped.
-//! - `Loaded<_, _, Plain>` is neither `Send` nor `Sync`: its scope may hold values whose
+//! - `Loaded<_, _, Plain>` is never `Send`: its scope may hold values whose
 //!   destructors must run on this thread, and its handle is not `Sync`.
 //!   `Loaded<_, _, Shared>` (built through a concurrent scope, which only takes `Send`
-//!   values that need drop) is `Send` and `Sync` as far as its root is.
+//!   values that need drop) is `Send` as far as its root is. Either kind is `Sync` as
+//!   far as its root is: a `&Loaded` lends only `&root` (the handle needs
+//!   `&mut self`), so a `Loaded<'static, R, Shared>` with a `Sync` root is
+//!   `Send + Sync`, as an engine resource must be.
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;

@@ -95,6 +95,51 @@
 //! });
 //! ```
 //!
+//! # Sets that live as long as the program
+//!
+//! A set carved from a scope borrows it, so its `Loaded` values cannot outlive the
+//! scope's closure. An engine that keeps its levels and frames in a long-lived struct
+//! (a Bevy resource, a field of the engine, a value moved into `std::thread::spawn` or
+//! `tokio::spawn`) makes its sets with [`Slots::leak`] (one block from the global heap,
+//! never given back) or [`Slots::from_static`] (a `&'static mut` buffer, for `no_std`):
+//! they are `&'static Slots`, and what they load is `Loaded<'static, R, K>`. Each slot
+//! still rewinds when it unloads; [`Slots::map_handle`] gives the set's memory map.
+//!
+//! ```
+//! use scope_stack::{slot_root, Loaded, Shared, Slots};
+//!
+//! struct Level<'s> { name: &'s str }
+//! slot_root!(struct LevelRoot => Level);
+//! struct Frame<'s> { draws: &'s [u32] }
+//! slot_root!(struct FrameRoot => Frame);
+//!
+//! /// No lifetime parameter: it can live anywhere, for as long as the program runs.
+//! struct Engine {
+//!     levels: &'static Slots,
+//!     frames: &'static Slots,
+//!     level: Option<Loaded<'static, LevelRoot>>,
+//!     in_flight: Vec<Loaded<'static, FrameRoot, Shared>>,
+//! }
+//!
+//! let mut engine = Engine {
+//!     levels: Slots::leak("levels", 2, 64 << 10)?,
+//!     frames: Slots::leak("frames", 3, 64 << 10)?,
+//!     level: None,
+//!     in_flight: Vec::new(),
+//! };
+//! engine.level = engine.levels.load::<LevelRoot>("forest", |s| Level { name: s.alloc_str("forest") }).ok();
+//! let frame = engine
+//!     .frames
+//!     .load_concurrent::<FrameRoot>("frame 1", |jobs| Frame { draws: jobs.alloc_slice_copy(&[1, 2, 3]) })
+//!     .unwrap();
+//! // `std::thread::spawn` needs `'static`: a shared frame of a static set is.
+//! let drawn = std::thread::spawn(move || frame.with(|f| f.draws.len())).join().unwrap();
+//! assert_eq!(drawn, 3);
+//! assert_eq!(engine.frames.loaded(), 0); // dropped on the other thread
+//! assert_eq!(engine.level.as_ref().map(|l| l.with(|l| l.name.len())), Some(6));
+//! # Ok::<(), scope_stack::AllocError>(())
+//! ```
+//!
 //! # Soundness (rule 10 of [`crate::rules`])
 //!
 //! - A [`Loaded`] borrows its `Slots`, which carry the carving scope's lifetime, so it
@@ -109,10 +154,20 @@
 //! - A slot's state is an atomic (free, building, loaded): claiming it is a
 //!   compare-exchange (acquire), freeing it a release store, so whoever holds the slot
 //!   has it alone and sees everything the previous holder did.
-//! - A `Loaded` built through a plain scope is neither `Send` nor `Sync` (a value placed
-//!   there may have a destructor that must not run on another thread). One built by
+//! - A `Loaded` built through a plain scope is never `Send` (a value placed there may
+//!   have a destructor that must not run on another thread). One built by
 //!   [`Slots::load_concurrent`] is `Send` when its root is: a
 //!   [`ConcurrentScope`](crate::ConcurrentScope) only takes `Send` values that need drop.
+//! - A `Loaded` of either kind is `Sync` when its root is: a `&Loaded` lends only
+//!   `&root` and reads the slot's name and use figure. So a `Loaded<'static, R, Shared>`
+//!   with a `Sync` root is `Send + Sync`, what an engine resource must be (a Bevy
+//!   resource, a `OnceLock` in a `static`); a root with a `Cell`, a `RefCell` or an
+//!   `Rc` is not `Sync`, and neither is its `Loaded`.
+//! - A set made by [`Slots::leak`] or [`Slots::from_static`] is carved in a root scope
+//!   over memory that is never given back, opened once and never closed; nothing
+//!   writes that scope after the carve, so the set and its table live for `'static`.
+//!   The roots of its slots are built and reached through the same higher-ranked
+//!   closures, so `'static` lets nothing borrowed from a local or an outer scope in.
 //! - The root is dropped first, before the slot's finalizer chain runs, so its
 //!   destructor still sees every value it may borrow from the slot. A panicking `build`
 //!   runs what it placed and frees the slot; a panicking destructor skips no other.
@@ -134,6 +189,7 @@
 
 pub(crate) mod carve;
 mod error;
+mod forever;
 mod load;
 mod loaded;
 #[doc(hidden)]
