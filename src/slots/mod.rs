@@ -140,6 +140,63 @@
 //! # Ok::<(), scope_stack::AllocError>(())
 //! ```
 //!
+//! # Async services
+//!
+//! A service can give each request in flight a slot of its own, used as the request's
+//! arena across `.await`s and dropped when the reply is sent (the slot rewinds in one
+//! step). What may cross an `.await`:
+//!
+//! - a [`Loaded`] of kind [`Shared`] whose root is `Send` (from
+//!   [`load_concurrent`](Slots::load_concurrent) or
+//!   [`load_concurrent_async`](Slots::load_concurrent_async)): it is `Send`, so the
+//!   task may move between a work-stealing runtime's threads, and `'static` when the set
+//!   is ([`Slots::leak`]), as `tokio::spawn` needs;
+//! - not a [`Plain`] `Loaded` on such a runtime (it stays on its thread), and never a
+//!   scope handle: scopes, including [`scratch`](crate::scratch()) scopes, are
+//!   closures, so they begin and end between two awaits. Use `scratch` for the
+//!   stretches of work between awaits, and the request's slot for what must live
+//!   across them.
+//!
+//! When every slot is busy, [`load_concurrent_async`](Slots::load_concurrent_async)
+//! (or [`load_async`](Slots::load_async)) waits as a task, not as a thread: the slot
+//! set keeps the waker, and the unload that frees a slot wakes it. Any executor works.
+//!
+//! ```
+//! use scope_stack::{slot_root, Slots};
+//! # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+//! #     struct Unpark(std::thread::Thread);
+//! #     impl std::task::Wake for Unpark { fn wake(self: std::sync::Arc<Self>) { self.0.unpark() } }
+//! #     let waker = std::sync::Arc::new(Unpark(std::thread::current())).into();
+//! #     let mut cx = std::task::Context::from_waker(&waker);
+//! #     let mut f = std::pin::pin!(f);
+//! #     loop { match f.as_mut().poll(&mut cx) { std::task::Poll::Ready(v) => return v, _ => std::thread::park() } }
+//! # }
+//! # async fn fetch(key: &str) -> usize { key.len() }
+//!
+//! struct Request<'s> { path: &'s str, words: Vec<&'s str> }
+//! slot_root!(struct RequestRoot => Request);
+//!
+//! async fn handle(requests: &'static Slots, line: String) -> String {
+//!     let mut request = requests
+//!         .load_concurrent_async::<RequestRoot>("request", move |arena| Request {
+//!             path: arena.alloc_str(&line),
+//!             words: Vec::new(),
+//!         })
+//!         .await;
+//!     let path = request.with(|r| r.path.to_string());
+//!     let size = fetch(&path).await; // the request's arena crosses this await
+//!     request.with_mut(|r, arena| {
+//!         r.words = r.path.split('/').collect();
+//!         r.words.push(arena.alloc_fmt(format_args!("{size} bytes")));
+//!     });
+//!     request.with(|r| r.words.join(" "))
+//! } // the slot rewinds here
+//!
+//! let requests = Slots::leak("requests", 8, 16 << 10)?;
+//! assert_eq!(block_on(handle(requests, "a/b".into())), "a b 3 bytes");
+//! # Ok::<(), scope_stack::AllocError>(())
+//! ```
+//!
 //! # Soundness (rule 10 of [`crate::rules`])
 //!
 //! - A [`Loaded`] borrows its `Slots`, which carry the carving scope's lifetime, so it
