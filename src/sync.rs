@@ -20,6 +20,13 @@ pub(crate) use loom::sync::atomic::{
     fence, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,
 };
 
+#[cfg(loom)]
+pub(crate) use loom::sync::Mutex;
+/// A lock for the few places that wait on one (the wakers of tasks waiting for a slot):
+/// loom's under `--cfg loom`, so a model may switch threads while it is held.
+#[cfg(all(feature = "std", not(loom)))]
+pub(crate) use std::sync::Mutex;
+
 /// Tells the processor (or loom's scheduler) that this thread is waiting for another
 /// one to make progress.
 #[inline(always)]

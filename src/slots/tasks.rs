@@ -22,14 +22,15 @@
 //! freed with the slot set.
 
 use core::future::Future;
+use core::ops::DerefMut;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
-use std::sync::{Mutex, PoisonError};
+use std::sync::PoisonError;
 use std::vec::Vec;
 
 use crate::concurrent::ConcurrentScope;
 use crate::scope::ScopeStack;
-use crate::sync::{fence, Ordering};
+use crate::sync::{fence, Mutex, Ordering};
 
 use super::carve::Slots;
 use super::loaded::{Loaded, Shared};
@@ -50,7 +51,7 @@ struct WakerList {
 }
 
 impl TaskWakers {
-    fn lock(&self) -> std::sync::MutexGuard<'_, WakerList> {
+    fn lock(&self) -> impl DerefMut<Target = WakerList> + '_ {
         // A panic while the lock is held (a waker's `clone` or `drop` may run user
         // code) leaves the list whole: every change is a single assignment.
         self.list.lock().unwrap_or_else(PoisonError::into_inner)

@@ -18,9 +18,15 @@ slot_root!(struct Number = for<'s> u32);
 /// Runs `f` with fresh slots (`count` of 256 bytes), lent as `'static` (loom's threads
 /// need `'static` data); then checks that every slot is free again.
 fn with_slots(count: usize, f: impl FnOnce(&'static Slots)) {
-    let mut memory = LinearAllocator::with_capacity(16 << 10).unwrap();
+    with_slots_of(count, 256, f)
+}
+
+/// [`with_slots`] with slots of `bytes` each (a concurrent load needs room for its
+/// per-thread table).
+fn with_slots_of(count: usize, bytes: usize, f: impl FnOnce(&'static Slots)) {
+    let mut memory = LinearAllocator::with_capacity(64 << 10).unwrap();
     memory.scope("loom", |scope| {
-        let slots: &Slots = scope.new_slots("slots", count, 256);
+        let slots: &Slots = scope.new_slots("slots", count, bytes);
         // SAFETY: `f` joins every thread it spawns before returning, and the slots
         // outlive this closure; the `'static` is never observed past it.
         let slots: &'static Slots = unsafe { &*(slots as *const Slots) };
@@ -260,6 +266,51 @@ fn a_report_races_an_unload_and_the_next_load() {
             }
             reloader.join().unwrap();
             assert_eq!(slots.loaded(), 0);
+        });
+    });
+}
+
+/// A task that waits for a full set (async load) is woken by the drop on another
+/// thread: if its poll returned `Pending`, the drop's wake reaches its waker, so a
+/// second poll gets the slot. Polled by hand with a waker that counts its wakes.
+#[test]
+fn an_async_load_is_woken_by_a_drop() {
+    use std::future::Future;
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
+
+    struct Flag(loom::sync::atomic::AtomicUsize);
+    impl Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, loom::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    model(|| {
+        with_slots_of(1, 16 << 10, |slots| {
+            let held = slots.load_concurrent::<Number>("held", |_| 1).unwrap();
+            let dropper = thread::spawn(move || drop(held));
+            let flag = Arc::new(Flag(loom::sync::atomic::AtomicUsize::new(0)));
+            let waker = Waker::from(flag.clone());
+            let mut cx = Context::from_waker(&waker);
+            let mut wait = Box::pin(slots.load_concurrent_async::<Number>("task", |_| 2));
+            let got = match wait.as_mut().poll(&mut cx) {
+                Poll::Ready(l) => {
+                    dropper.join().unwrap();
+                    l.with(|n| *n)
+                }
+                Poll::Pending => {
+                    dropper.join().unwrap();
+                    // The drop came after the task counted itself: it must have woken it.
+                    assert_eq!(flag.0.load(loom::sync::atomic::Ordering::SeqCst), 1);
+                    match wait.as_mut().poll(&mut cx) {
+                        Poll::Ready(l) => l.with(|n| *n),
+                        Poll::Pending => panic!("woken, yet no slot is free"),
+                    }
+                }
+            };
+            assert_eq!(got, 2);
+            drop(wait);
         });
     });
 }
