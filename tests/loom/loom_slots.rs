@@ -134,6 +134,8 @@ fn a_name_published_while_read_is_never_torn() {
 #[test]
 fn a_report_reading_a_slot_races_its_unload() {
     struct Level<'s> {
+        // Never read: it is there so the slot holds a pool, which the report shows.
+        #[allow(dead_code)]
         pool: &'s mut scope_stack::Pool<'s, u32>,
     }
     slot_root!(struct LevelRoot => Level);
@@ -226,6 +228,8 @@ fn a_pin_races_an_unload_and_the_next_load() {
 #[test]
 fn a_report_races_an_unload_and_the_next_load() {
     struct Level<'s> {
+        // Never read: it is there so the slot holds a pool, which the report shows.
+        #[allow(dead_code)]
         pool: &'s mut scope_stack::Pool<'s, u32>,
     }
     slot_root!(struct LevelRoot => Level);

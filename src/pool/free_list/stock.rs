@@ -143,7 +143,7 @@ impl Stock {
     }
 
     /// Whether shard `shard`'s bit is set now (tests).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn is_set(&self, shard: u32) -> bool {
         self.word(shard).load(Ordering::Relaxed) & bit(shard) != 0
     }
