@@ -255,7 +255,9 @@ pub use scope::{NotThreadSafe, Scope, ScopeStack};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use scratch::{scratch, scratch_for, ScratchPads};
-pub use slots::{Loaded, LoadedKind, Plain, Shared, SlotError, SlotErrorKind, SlotRoot, Slots};
+pub use slots::{
+    Loaded, LoadedKind, Plain, Shared, SlotError, SlotErrorKind, SlotRoot, Slots, Task, TaskScope,
+};
 pub use store::{Draft, Pinned, Store};
 
 /// Loom models only: one slot record, to model the read-pin protocol of reports.

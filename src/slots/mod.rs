@@ -253,14 +253,19 @@ mod loaded;
 pub mod root;
 mod shared;
 pub(crate) mod table;
+mod task_load;
+mod task_scope;
 #[cfg(feature = "std")]
 mod tasks;
 #[cfg(feature = "std")]
 mod wait;
+#[cfg(feature = "std")]
+mod wakers;
 
 pub use carve::Slots;
 pub use loaded::SendKind;
 
 pub use error::{SlotError, SlotErrorKind};
-pub use loaded::{Loaded, LoadedKind, Plain, Shared};
+pub use loaded::{Loaded, LoadedKind, Plain, Shared, Task};
 pub use root::SlotRoot;
+pub use task_scope::TaskScope;
