@@ -71,6 +71,7 @@ impl Slots {
     ///     assert_eq!(level.name(), "forest");
     /// });
     /// ```
+    #[inline]
     pub fn load<R: SlotRoot>(
         &self,
         name: &str,
@@ -124,6 +125,7 @@ impl Slots {
     /// The `Loaded` is of kind `K`: [`Plain`](super::loaded::Plain), or
     /// [`Task`](super::loaded::Task) when `build` places only through a
     /// [`TaskScope`](super::task_scope::TaskScope) over the handle.
+    #[inline(always)]
     pub(crate) unsafe fn build_plain<R: SlotRoot, K: LoadedKind>(
         &self,
         index: usize,
@@ -291,7 +293,7 @@ impl Slots {
     /// # Safety
     /// The caller holds slot `index` (it is open) and nothing will use its values
     /// again.
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn unload(&self, index: usize) {
         // Reports reading the slot's contents finish first, and no new one starts:
         // what follows drops the containers they read, and the next holder rewrites

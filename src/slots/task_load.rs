@@ -50,6 +50,7 @@ impl Slots {
     /// assert_eq!((size, requests.loaded()), (11, 0));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
+    #[inline]
     pub fn load_task<R: SlotRoot>(
         &self,
         name: &str,
