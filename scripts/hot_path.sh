@@ -57,7 +57,7 @@ iter_calls="$(sed -n 's/^calls per iter function: //p' "$out/stdout")"
 # out-of-line `Drop`). The caller's loop is excluded.
 callgrind_annotate --inclusive=yes --threshold=100 --show=Ir,Bc,Bi "$out/callgrind.out" >"$out/annotate.txt"
 
-functions="ours_u8 ours_u32 ours_u64 ours_place_u64 ours_local_u64 ours_shared_u64 bumpalo_u8 bumpalo_u32 bumpalo_u64 bump_scope_u8 bump_scope_u32 bump_scope_u64 ours_scope ours_slot bump_scope_scoped ours_child ours_scratch ours_string bump_scope_string ours_vec_push pool_pair pool_mut_pair box_pair ours_heap_alloc_free rlsf_alloc_free ours_iter256 ours_local_iter256 bumpalo_iter256"
+functions="ours_u8 ours_u32 ours_u64 ours_place_u64 ours_local_u64 ours_shared_u64 bumpalo_u8 bumpalo_u32 bumpalo_u64 bump_scope_u8 bump_scope_u32 bump_scope_u64 ours_scope ours_slot ours_task_slot bump_scope_scoped ours_child ours_scratch ours_string bump_scope_string ours_vec_push pool_pair pool_mut_pair box_pair ours_heap_alloc_free rlsf_alloc_free ours_iter256 ours_local_iter256 bumpalo_iter256"
 
 echo "calls per function: $calls"
 echo

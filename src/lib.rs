@@ -141,7 +141,8 @@
 //! Levels stream: B loads while A plays, and A goes first. Frames overlap: frame N is
 //! built while N-1 is drawn on another thread. A [`Slots`] serves both; a loaded slot is
 //! an owned [`Loaded`] value, dropped in any order, on any thread when it was built by
-//! jobs ([`Slots::load_concurrent`]).
+//! jobs ([`Slots::load_concurrent`]) or for one task that moves between threads, an
+//! async request's arena ([`Slots::load_task`]).
 //!
 //! ```
 //! use scope_stack::{slot_root, LinearAllocator};
@@ -255,7 +256,9 @@ pub use scope::{NotThreadSafe, Scope, ScopeStack};
 #[cfg(feature = "std")]
 #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
 pub use scratch::{scratch, scratch_for, ScratchPads};
-pub use slots::{Loaded, LoadedKind, Plain, Shared, SlotError, SlotErrorKind, SlotRoot, Slots};
+pub use slots::{
+    Loaded, LoadedKind, Plain, Shared, SlotError, SlotErrorKind, SlotRoot, Slots, Task, TaskScope,
+};
 pub use store::{Draft, Pinned, Store};
 
 /// Loom models only: one slot record, to model the read-pin protocol of reports.

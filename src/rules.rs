@@ -270,11 +270,47 @@
 //! });
 //! ```
 //!
+//! **A slot one task at a time uses.** A request served by an async runtime keeps its
+//! arena across `.await`s, and a work-stealing runtime may resume the task on another
+//! thread. [`load_task`](crate::Slots::load_task) (and its `try_`, `_wait` and
+//! `_async` forms) builds such a slot through a [`TaskScope`](crate::TaskScope): the
+//! slot's plain scope (no concurrent scope, no per-thread table, the cost of a plain
+//! load) behind the [`Place`](crate::Place) and [`Carve`](crate::Carve) traits only,
+//! whose bounds are a concurrent scope's: a value that gets a finalizer must be
+//! `Send + 'static`, and so must the items of a container or a builder it freezes.
+//! [`Loaded::with_mut`](crate::Loaded::with_mut) lends the same surface, and nothing
+//! else reaches the slot's scope. So every destructor on the slot's chain may run on
+//! any thread, and its [`Task`](crate::Task) `Loaded` is `Send` when its root is. The
+//! scope's `Cell`s are never shared: `with_mut` needs `&mut Loaded`, the `TaskScope` it
+//! lends is neither `Send` nor `Sync` and cannot leave the closure (higher-ranked), so
+//! one thread at a time uses them, and moving the `Loaded` to another thread, which
+//! safe code does only through something that orders the two threads, hands them over
+//! whole. A non-`Send` value that needs drop is refused:
+//!
+//! ```compile_fail,E0277
+//! # use scope_stack::{slot_root, Place, Slots};
+//! # slot_root!(struct Unit = for<'s> ());
+//! let requests = Slots::leak("requests", 1, 4096).unwrap();
+//! let request = requests.load_task::<Unit>("r", |arena| {
+//!     arena.new_object(std::rc::Rc::new(1)); // error: `Rc<i32>` cannot be sent between threads
+//! });
+//! ```
+//!
+//! ```
+//! # use scope_stack::{slot_root, Place, Slots};
+//! slot_root!(struct Names = for<'s> &'s [String]);
+//! let requests = Slots::leak("requests", 1, 4096).unwrap();
+//! let request = requests
+//!     .load_task::<Names>("r", |arena| &*arena.alloc_slice_clone(&[String::from("a")]))
+//!     .unwrap();
+//! std::thread::spawn(move || assert_eq!(request.with(|n| n.len()), 1)).join().unwrap();
+//! ```
+//!
 //! **Sharing a loaded slot.** A `&Loaded` lends only `&root` (through
 //! [`with`](crate::Loaded::with)) and reads the slot's name and use figure, so a
-//! `Loaded` of either kind is `Sync` exactly when its root is (`R::Of<'static>: Sync`),
-//! and only a shared one ([`Shared`](crate::Shared), from `load_concurrent`) is ever
-//! `Send`. A plain `Loaded` is never `Send`: scoped threads may read it, but nothing
+//! `Loaded` of any kind is `Sync` exactly when its root is (`R::Of<'static>: Sync`),
+//! and only a shared one ([`Shared`](crate::Shared), from `load_concurrent`) or a task
+//! one ([`Task`](crate::Task), from `load_task`) is ever `Send`. A plain `Loaded` is never `Send`: scoped threads may read it, but nothing
 //! that needs `Send + Sync` can hold it. An engine whose resources must be
 //! `Send + Sync` (a Bevy resource, a `OnceLock` in a `static`, a value moved into
 //! `std::thread::spawn` or `tokio::spawn`) keeps `Loaded<'static, R, Shared>` with a

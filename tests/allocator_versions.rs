@@ -1,6 +1,6 @@
 //! allocator-api2 0.3 and 0.4 (features `allocator-api2-03`, `allocator-api2-04`): each
 //! version's `Vec` lives in every surface that has the 0.2 impl (`&ScopeStack`, `&Scope`,
-//! `&LocalScope`, `&ConcurrentScope`), grows in place while it is the newest
+//! `&LocalScope`, `&ConcurrentScope`, a task slot's `&TaskScope`), grows in place while it is the newest
 //! allocation, and gives its bytes back when it is dropped as the newest.
 #![cfg(all(feature = "allocator-api2-03", feature = "allocator-api2-04"))]
 
@@ -63,6 +63,18 @@ fn each_version_s_vec_lives_in_a_concurrent_scope() {
             d.extend_from_slice(&[4u8, 5]);
             assert_eq!((c.len(), d.len()), (3, 2));
         });
+    });
+}
+
+#[test]
+fn each_version_s_vec_lives_in_a_task_slot_and_grows_in_place() {
+    scope_stack::slot_root!(struct Unit = for<'s> ());
+    let slots = scope_stack::Slots::leak("requests", 1, 1 << 16).unwrap();
+    let mut request = slots.load_task::<Unit>("request", |_| ()).unwrap();
+    request.with_mut(|_, arena| {
+        let used = || (1 << 16) - arena.remaining();
+        fill_and_check!(allocator_api2_03::vec::Vec<u64, _>, &arena, used());
+        fill_and_check!(allocator_api2_04::vec::Vec<u64, _>, &arena, used());
     });
 }
 

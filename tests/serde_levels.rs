@@ -184,6 +184,32 @@ fn a_broken_file_is_a_serde_error_and_frees_the_slot() {
     });
 }
 
+/// A task slot (`load_task_from`): the level parsed into the slot's plain scope through
+/// a `TaskScope`, checked and dropped on another thread; a broken file frees it.
+#[test]
+fn a_task_slot_loads_from_a_file_and_crosses_threads() {
+    let slots = scope_stack::Slots::leak("levels", 1, 64 << 10).unwrap();
+    for (i, text) in BROKEN.iter().enumerate() {
+        assert!(
+            slots
+                .load_task_from::<LevelRoot, _>(
+                    "broken",
+                    &mut serde_json::Deserializer::from_str(text)
+                )
+                .is_err(),
+            "file {i} loaded"
+        );
+        assert_eq!(slots.loaded(), 0, "file {i}");
+    }
+    let level = slots
+        .load_task_from::<LevelRoot, _>("forest", &mut serde_json::Deserializer::from_str(LEVEL))
+        .unwrap();
+    std::thread::spawn(move || level.with(check))
+        .join()
+        .unwrap();
+    assert_eq!(slots.loaded(), 0);
+}
+
 #[test]
 fn a_broken_file_leaves_the_parent_scope_where_it_was() {
     let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();

@@ -4,7 +4,8 @@
 //! allocator, so its body is that allocator's fast path and nothing else (`ours_scope`
 //! and `bump_scope_scoped` open and close one empty scope instead, `ours_child` and
 //! `ours_scratch` a child and a nested scratch scope that read their usage,
-//! `ours_slot` loads an empty slot and drops it,
+//! `ours_slot` loads an empty slot and drops it (`ours_task_slot` the same through
+//! `Slots::load_task`),
 //! `ours_string` and `bump_scope_string` place one `String` that needs drop; `ours_vec_push`
 //! pushes one `u64` onto a `ScopeVec` (growing in place); `pool_pair`,
 //! `pool_mut_pair` and `box_pair` make and free one small object through a `Pool` (shared,
@@ -75,6 +76,18 @@ fn ours_scope(s: &mut ScopeStack<'_>) {
 fn ours_slot(slots: &Slots) {
     let loaded = slots
         .load::<Unit>("empty", |s| {
+            black_box(s);
+        })
+        .unwrap_or_else(|_| unreachable!());
+    drop(black_box(loaded));
+}
+
+/// `ours_slot` for a task slot (`Slots::load_task`, kind `Task`, `Send`): the same
+/// plain scope behind a `TaskScope`, so the same work.
+#[inline(never)]
+fn ours_task_slot(slots: &Slots) {
+    let loaded = slots
+        .load_task::<Unit>("empty", |s| {
             black_box(s);
         })
         .unwrap_or_else(|_| unreachable!());
@@ -318,6 +331,9 @@ fn main() {
         let slots = root.new_slots("slots", 3, 4096);
         for _ in 0..BATCHES * PER_BATCH {
             ours_slot(black_box(slots));
+        }
+        for _ in 0..BATCHES * PER_BATCH {
+            ours_task_slot(black_box(slots));
         }
         for _ in 0..BATCHES {
             root.scope("strings", |strings| {

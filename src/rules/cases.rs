@@ -296,6 +296,123 @@ pub struct Rule10SharedLoadedWithCellRootIsNotSync;
 /// ```
 pub struct Rule10SharedRootBorrowsItself;
 
+/// Rule 10, on the `Task` kind: a task slot's surface takes a value that needs drop
+/// only when it is `Send`, since whichever thread ends the task unloads the slot and
+/// runs its finalizers there. An `Rc` placed on thread A and dropped on thread B would
+/// race with A's clones.
+///
+/// ```compile_fail,E0277
+/// use std::rc::Rc;
+///
+/// use scope_stack::{slot_root, Place, Slots};
+///
+/// slot_root!(struct Unit = for<'s> ());
+///
+/// fn main() {
+///     let requests: &'static Slots = Slots::leak("requests", 1, 4096).unwrap();
+///     let shared = Rc::new(1);
+///     let mut request = requests.load_task::<Unit>("request", |_| ()).unwrap();
+///     request.with_mut(|_, arena| {
+///         arena.new_object(shared.clone());
+///     });
+///     std::thread::spawn(move || drop(request)).join().unwrap();
+///     drop(shared);
+/// }
+/// ```
+pub struct Rule10TaskSlotTakesNoNonSendDrop;
+
+/// Rule 10, on the `Task` kind: the same refusal for a container's items (`Carve`),
+/// which the container drops when the slot unloads.
+///
+/// ```compile_fail,E0277
+/// use std::rc::Rc;
+///
+/// use scope_stack::{slot_root, Carve, Pool, Slots};
+///
+/// struct Lights<'s> {
+///     pool: &'s mut Pool<'s, Rc<u32>>,
+/// }
+/// slot_root!(struct LightsRoot => Lights);
+///
+/// fn main() {
+///     let requests: &'static Slots = Slots::leak("requests", 1, 4096).unwrap();
+///     let _request = requests
+///         .load_task::<LightsRoot>("request", |arena| Lights { pool: arena.new_pool(4) })
+///         .unwrap();
+/// }
+/// ```
+pub struct Rule10TaskSlotPoolOfNonSend;
+
+/// Rule 10, on the `Task` kind: the `TaskScope` a task slot lends is neither `Send` nor
+/// `Sync` (its scope bumps a plain pointer and links finalizers without locks), so a
+/// worker thread cannot place into it while the task's thread does.
+///
+/// ```compile_fail,E0277
+/// use scope_stack::{slot_root, Place, Slots};
+///
+/// slot_root!(struct Unit = for<'s> ());
+///
+/// fn main() {
+///     let requests: &'static Slots = Slots::leak("requests", 1, 4096).unwrap();
+///     let mut request = requests.load_task::<Unit>("request", |_| ()).unwrap();
+///     request.with_mut(|_, arena| {
+///         rayon::join(|| arena.alloc_str("a").len(), || arena.alloc_str("b").len());
+///     });
+/// }
+/// ```
+pub struct Rule10TaskScopeIsNotShared;
+
+/// Rule 10, on the `Task` kind: a task slot is `Send` only as far as its root is; a
+/// root that holds an `Rc` keeps it on its thread.
+///
+/// ```compile_fail,E0277
+/// use std::rc::Rc;
+///
+/// use scope_stack::{slot_root, Slots};
+///
+/// slot_root!(struct Counted = for<'s> Rc<u32>);
+///
+/// fn main() {
+///     let requests: &'static Slots = Slots::leak("requests", 1, 4096).unwrap();
+///     let request = requests.load_task::<Counted>("request", |_| Rc::new(1)).unwrap();
+///     std::thread::spawn(move || drop(request)).join().unwrap();
+/// }
+/// ```
+pub struct Rule10TaskLoadedWithNonSendRoot;
+
+/// The allowed twin of the `Task` cases: `Send` values with destructors, in the slot
+/// and in a pool, built on one thread and dropped on another.
+///
+/// ```
+/// use std::sync::Arc;
+///
+/// use scope_stack::{slot_root, Carve, Place, Pool, Slots};
+///
+/// struct Lights<'s> {
+///     pool: &'s mut Pool<'s, Arc<u32>>,
+///     names: &'s [String],
+/// }
+/// slot_root!(struct LightsRoot => Lights);
+///
+/// fn main() {
+///     let requests: &'static Slots = Slots::leak("requests", 1, 4096).unwrap();
+///     let shared = Arc::new(1);
+///     let mut request = requests
+///         .load_task::<LightsRoot>("request", |arena| Lights {
+///             pool: arena.new_pool(4),
+///             names: arena.alloc_slice_clone(&[String::from("a")]),
+///         })
+///         .unwrap();
+///     request.with_mut(|l, arena| {
+///         l.pool.insert(shared.clone()).ok().unwrap().into_handle();
+///         arena.new_object(shared.clone());
+///     });
+///     std::thread::spawn(move || drop(request)).join().unwrap();
+///     assert_eq!(Arc::strong_count(&shared), 1);
+/// }
+/// ```
+pub struct Rule10TaskSlotAllowedTwin;
+
 /// Rule 10, for a set that lives as long as the program: `'static` does not make a
 /// plain loaded slot `Send` (its values' destructors may have to run on this thread),
 /// so `std::thread::spawn` rejects it.

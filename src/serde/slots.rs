@@ -1,5 +1,5 @@
-//! A level from a file into a slot in one call: [`Slots::load_from`] and
-//! [`Slots::load_concurrent_from`].
+//! A level from a file into a slot in one call: [`Slots::load_from`],
+//! [`Slots::load_concurrent_from`] and [`Slots::load_task_from`].
 //!
 //! Invariant: a load whose deserialization fails frees its slot before returning (what
 //! it placed is dropped and the slot's memory rewinds, as for any failed `try_load`),
@@ -12,7 +12,7 @@ use serde::de::{Deserializer, Error};
 use crate::concurrent::ConcurrentScope;
 use crate::error::{AllocError, AllocErrorKind};
 use crate::scope::ScopeStack;
-use crate::slots::{Loaded, Shared, SlotRoot, Slots};
+use crate::slots::{Loaded, Shared, SlotRoot, Slots, Task, TaskScope};
 
 use super::trait_in::DeserializeIn;
 
@@ -131,6 +131,48 @@ impl Slots {
             Err(e) => Err(slot_error(kept, e)),
         }
     }
+
+    /// As [`load_from`](Self::load_from), through a task slot's [`TaskScope`] (see
+    /// [`load_task`](Self::load_task)): a request body parsed into the request's arena,
+    /// `Send` with the task that serves it, at a plain slot's cost.
+    ///
+    /// # Errors
+    /// As [`load_from`](Self::load_from).
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, Slots};
+    ///
+    /// slot_root!(struct Body = for<'s> &'s [&'s str]);
+    ///
+    /// let requests = Slots::leak("requests", 4, 16 << 10)?;
+    /// let mut de = serde_json::Deserializer::from_str(r#"["GET", "/index"]"#);
+    /// let body = requests.load_task_from::<Body, _>("body", &mut de).unwrap();
+    /// let path = std::thread::spawn(move || body.with(|b| b[1].to_string())).join().unwrap();
+    /// assert_eq!((path.as_str(), requests.loaded()), ("/index", 0));
+    /// # Ok::<(), scope_stack::AllocError>(())
+    /// ```
+    pub fn load_task_from<'de, R, D>(
+        &self,
+        name: &str,
+        deserializer: D,
+    ) -> Result<Loaded<'_, R, Task>, D::Error>
+    where
+        R: SlotRoot,
+        for<'x> R::Of<'x>: DeserializeIn<'x>,
+        D: Deserializer<'de>,
+    {
+        let mut kept = None;
+        let build = build_task::<R, _>(|s| {
+            R::Of::deserialize_in(s, deserializer).map_err(|e| {
+                kept = Some(e);
+                failed()
+            })
+        });
+        match self.try_load_task::<R>(name, build) {
+            Ok(loaded) => Ok(loaded),
+            Err(e) => Err(slot_error(kept, e)),
+        }
+    }
 }
 
 /// Pins a closure to the higher-ranked signature `try_load` takes.
@@ -145,6 +187,14 @@ where
 fn build_shared<R: SlotRoot, F>(f: F) -> F
 where
     F: for<'x> FnOnce(&'x ConcurrentScope<'x>) -> Result<R::Of<'x>, AllocError>,
+{
+    f
+}
+
+/// Pins a closure to the higher-ranked signature `try_load_task` takes.
+fn build_task<R: SlotRoot, F>(f: F) -> F
+where
+    F: for<'x> FnOnce(TaskScope<'x>) -> Result<R::Of<'x>, AllocError>,
 {
     f
 }

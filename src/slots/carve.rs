@@ -72,9 +72,9 @@ pub struct Slots {
     pub(crate) waiters: crate::sync::AtomicU32,
     #[cfg(feature = "std")]
     pub(crate) futex: crate::sync::Futex,
-    /// The wakers of tasks waiting for a slot (see `super::tasks`).
+    /// The wakers of tasks waiting for a slot (see `super::tasks`, `super::wakers`).
     #[cfg(feature = "std")]
-    pub(crate) tasks: super::tasks::TaskWakers,
+    pub(crate) tasks: super::wakers::TaskWakers,
     /// For a set that lives as long as the program ([`Slots::leak`],
     /// [`Slots::from_static`]): the record of the root scope it was carved in, which
     /// never closes, and that scope's block (see `super::forever`). `None` for a set

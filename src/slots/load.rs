@@ -29,7 +29,7 @@ use crate::sync::Ordering;
 
 use super::carve::Slots;
 use super::error::{SlotError, SlotErrorKind};
-use super::loaded::Loaded;
+use super::loaded::{Loaded, LoadedKind, Plain};
 use super::root::SlotRoot;
 use super::table::{DropRoot, Holder};
 
@@ -71,6 +71,7 @@ impl Slots {
     ///     assert_eq!(level.name(), "forest");
     /// });
     /// ```
+    #[inline]
     pub fn load<R: SlotRoot>(
         &self,
         name: &str,
@@ -80,7 +81,7 @@ impl Slots {
             return Err(SlotError::busy(SlotErrorKind::Full, self, name));
         };
         // SAFETY: this thread just claimed slot `index`.
-        unsafe { self.build_plain::<R>(index, name, |s| Ok(build(s))) }
+        unsafe { self.build_plain::<R, Plain>(index, name, |s| Ok(build(s))) }
     }
 
     /// Like [`load`](Self::load), with a `build` that may fail: its error (a slot too
@@ -113,7 +114,7 @@ impl Slots {
             return Err(SlotError::busy(SlotErrorKind::Full, self, name));
         };
         // SAFETY: this thread just claimed slot `index`.
-        unsafe { self.build_plain::<R>(index, name, build) }
+        unsafe { self.build_plain::<R, Plain>(index, name, build) }
     }
 
     /// Opens the scope on claimed slot `index`, builds the root, and hands out the
@@ -121,12 +122,16 @@ impl Slots {
     ///
     /// # Safety
     /// This thread has just claimed slot `index`.
-    pub(crate) unsafe fn build_plain<R: SlotRoot>(
+    /// The `Loaded` is of kind `K`: [`Plain`](super::loaded::Plain), or
+    /// [`Task`](super::loaded::Task) when `build` places only through a
+    /// [`TaskScope`](super::task_scope::TaskScope) over the handle.
+    #[inline(always)]
+    pub(crate) unsafe fn build_plain<R: SlotRoot, K: LoadedKind>(
         &self,
         index: usize,
         name: &str,
         build: impl for<'x> FnOnce(&'x ScopeStack<'x>) -> Result<R::Of<'x>, AllocError>,
-    ) -> Result<Loaded<'_, R>, SlotError> {
+    ) -> Result<Loaded<'_, R, K>, SlotError> {
         // SAFETY: per the caller.
         unsafe { self.open(index, name) };
         let unload = Unload { slots: self, index };
@@ -288,7 +293,7 @@ impl Slots {
     /// # Safety
     /// The caller holds slot `index` (it is open) and nothing will use its values
     /// again.
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn unload(&self, index: usize) {
         // Reports reading the slot's contents finish first, and no new one starts:
         // what follows drops the containers they read, and the next holder rewrites

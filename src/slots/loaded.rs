@@ -10,10 +10,12 @@
 //! - `Loaded<_, _, Plain>` is never `Send`: its scope may hold values whose
 //!   destructors must run on this thread, and its handle is not `Sync`.
 //!   `Loaded<_, _, Shared>` (built through a concurrent scope, which only takes `Send`
-//!   values that need drop) is `Send` as far as its root is. Either kind is `Sync` as
-//!   far as its root is: a `&Loaded` lends only `&root` (the handle needs
-//!   `&mut self`), so a `Loaded<'static, R, Shared>` with a `Sync` root is
-//!   `Send + Sync`, as an engine resource must be.
+//!   values that need drop) and `Loaded<_, _, Task>` (built through a [`TaskScope`],
+//!   the slot's plain scope behind a surface that only takes `Send` values that need
+//!   drop) are `Send` as far as their root is. Every kind is `Sync` as far as its root
+//!   is: a `&Loaded` lends only `&root` (the handle needs `&mut self`), so a
+//!   `Loaded<'static, R, Shared>` with a `Sync` root is `Send + Sync`, as an engine
+//!   resource must be.
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -23,16 +25,17 @@ use crate::scope::ScopeStack;
 
 use super::carve::Slots;
 use super::root::SlotRoot;
+use super::task_scope::TaskScope;
 
 mod sealed {
     pub trait Sealed {}
 }
 
-/// How a [`Loaded`] slot was built: [`Plain`] ([`Slots::load`]) or [`Shared`]
-/// ([`Slots::load_concurrent`]). Sealed.
+/// How a [`Loaded`] slot was built: [`Plain`] ([`Slots::load`]), [`Shared`]
+/// ([`Slots::load_concurrent`]) or [`Task`] ([`Slots::load_task`]). Sealed.
 ///
 /// ```
-/// use scope_stack::{slot_root, Loaded, LoadedKind, Plain, Shared};
+/// use scope_stack::{slot_root, Loaded, LoadedKind};
 /// slot_root!(struct Unit = for<'s> ());
 /// fn describe<K: LoadedKind>(_: &Loaded<'_, Unit, K>) -> &'static str { K::NAME }
 /// # let mut memory = scope_stack::LinearAllocator::with_capacity(1 << 16).unwrap();
@@ -40,10 +43,11 @@ mod sealed {
 /// #     let slots = game.new_slots("s", 2, 8192);
 /// #     assert_eq!(describe(&slots.load::<Unit>("a", |_| ()).unwrap()), "plain");
 /// #     assert_eq!(describe(&slots.load_concurrent::<Unit>("b", |_| ()).unwrap()), "shared");
+/// #     assert_eq!(describe(&slots.load_task::<Unit>("c", |_| ()).unwrap()), "task");
 /// # });
 /// ```
 pub trait LoadedKind: sealed::Sealed + 'static {
-    /// `"plain"` or `"shared"`.
+    /// `"plain"`, `"shared"` or `"task"`.
     const NAME: &'static str;
 }
 
@@ -68,19 +72,38 @@ pub enum Plain {}
 #[derive(Debug)]
 pub enum Shared {}
 
+/// Built through a [`TaskScope`] by [`Slots::load_task`]: one task (or thread) at a
+/// time uses it, and it may move to (and be dropped on) another thread when its root
+/// is `Send`, as an async request's arena does when a work-stealing runtime moves
+/// the task. It costs what a [`Plain`] slot costs: its scope is the slot's plain
+/// scope, and the surface over it admits only `Send` values that need drop.
+///
+/// ```
+/// use scope_stack::{slot_root, Loaded, Task};
+/// slot_root!(struct Unit = for<'s> ());
+/// fn hand_over(request: Loaded<'static, Unit, Task>) -> impl Send { request }
+/// ```
+#[derive(Debug)]
+pub enum Task {}
+
 impl sealed::Sealed for Plain {}
 impl sealed::Sealed for Shared {}
+impl sealed::Sealed for Task {}
 impl LoadedKind for Plain {
     const NAME: &'static str = "plain";
 }
 impl LoadedKind for Shared {
     const NAME: &'static str = "shared";
 }
+impl LoadedKind for Task {
+    const NAME: &'static str = "task";
+}
 
 /// A loaded slot: owns the slot and the root built in it, until dropped.
 ///
-/// Get one from [`Slots::load`] (kind [`Plain`], the default) or
-/// [`Slots::load_concurrent`] (kind [`Shared`]). It can sit in a variable across
+/// Get one from [`Slots::load`] (kind [`Plain`], the default),
+/// [`Slots::load_concurrent`] (kind [`Shared`]) or [`Slots::load_task`] (kind
+/// [`Task`]). It can sit in a variable across
 /// frames, move into a struct field or a `Vec`, and be dropped in any order relative to
 /// other `Loaded`s. Dropping it drops the root, then runs the slot's finalizers newest
 /// first, rewinds the slot in one step and frees it (waking a thread that waits in
@@ -139,6 +162,18 @@ pub struct Loaded<'a, R: SlotRoot, K: LoadedKind = Plain> {
 // holder alone touches (the slot's state hands it over with acquire/release, see
 // `super::table`). The handle lent by `with_mut` is a `ConcurrentScope`, which is `Send`
 // and `Sync`.
+//
+// A task slot was built, and is added to, only through a `TaskScope`: every placement
+// that links a finalizer asks `T: Send + 'static` there (the `Place`/`Carve` bounds,
+// and `Finalizes` for its builders), so its chain holds only destructors that may run
+// on any thread, and its root is `Send` here. Its scope is a plain one (`Cell`s in the
+// slot's own block and record, no thread-local state), used by one thread at a time:
+// `with_mut` needs `&mut self`, and the `TaskScope` it lends is neither `Send` nor
+// `Sync` and cannot leave the closure, so no other thread reaches those `Cell`s while
+// it runs. Moving the `Loaded` to another thread is a move of an owned value, which
+// safe code only does through something that orders the two threads (a spawn, a
+// channel, a runtime's queue), so the next thread sees every write the last one made;
+// then it uses (or unloads) the scope alone, as the holder.
 unsafe impl<R: SlotRoot, K: LoadedKind> Send for Loaded<'_, R, K>
 where
     R::Of<'static>: Send,
@@ -155,22 +190,25 @@ unsafe impl<R: SlotRoot, K: LoadedKind> Sync for Loaded<'_, R, K> where R::Of<'s
 /// pointer), plus its root family and kind.
 type Marker<R, K> = (*const (), fn() -> (R, K));
 
-/// The kinds whose `Loaded` may cross threads: [`Shared`] only. Sending a [`Plain`]
-/// one is an error (E0277) that names rule 10 and [`Slots::load_concurrent`].
+/// The kinds whose `Loaded` may cross threads: [`Shared`] and [`Task`]. Sending a
+/// [`Plain`] one is an error (E0277) that names rule 10, [`Slots::load_task`] and
+/// [`Slots::load_concurrent`].
 ///
 /// ```
 /// use scope_stack::slots::SendKind;
 /// fn crosses<K: SendKind>() {}
 /// crosses::<scope_stack::Shared>();
+/// crosses::<scope_stack::Task>();
 /// ```
 #[diagnostic::on_unimplemented(
-    message = "a `Loaded` slot of kind `{Self}` stays on the thread that loaded it (rule 10); build it with `Slots::load_concurrent` to send it to another thread",
+    message = "a `Loaded` slot of kind `{Self}` stays on the thread that loaded it (rule 10); build it with `Slots::load_task` or `Slots::load_concurrent` to send it to another thread",
     label = "built by `Slots::load` through a plain scope",
     note = "a plain slot's values may have destructors that must run on this thread",
-    note = "to hand a level or frame to another thread, build it with `Slots::load_concurrent` (kind `Shared`); see `scope_stack::rules`, rule 10"
+    note = "to hand a request's arena to another thread, build it with `Slots::load_task` (kind `Task`); for a frame many threads fill, `Slots::load_concurrent` (kind `Shared`); see `scope_stack::rules`, rule 10"
 )]
 pub trait SendKind: LoadedKind {}
 impl SendKind for Shared {}
+impl SendKind for Task {}
 
 impl<'a, R: SlotRoot, K: LoadedKind> Loaded<'a, R, K> {
     pub(crate) fn new(slots: &'a Slots, index: usize, root: NonNull<u8>) -> Self {
@@ -325,6 +363,43 @@ impl<R: SlotRoot> Loaded<'_, R, Plain> {
         // the table. `&mut self` makes this the only access to the root now.
         let (root, handle) = unsafe { (self.root_mut(), self.slots.handle(self.index)) };
         let out = f(root, handle);
+        self.slots.publish(self.index);
+        out
+    }
+}
+
+impl<R: SlotRoot> Loaded<'_, R, Task> {
+    /// Lends the root mutably together with the slot's [`TaskScope`], so a request keeps
+    /// placing values in its slot between `.await`s, on whichever thread runs it now.
+    /// Both are higher-ranked over the slot scope's lifetime, as on a plain slot;
+    /// values that need drop must be `Send` (the surface asks it).
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, Place, Slots};
+    /// struct Reply<'s> { parts: Vec<&'s str> }
+    /// slot_root!(struct ReplyRoot => Reply);
+    ///
+    /// let requests = Slots::leak("requests", 2, 4096)?;
+    /// let mut reply = requests.load_task::<ReplyRoot>("r", |_| Reply { parts: Vec::new() })?;
+    /// reply.with_mut(|r, arena| r.parts.push(arena.alloc_str("built here")));
+    /// let reply = std::thread::spawn(move || {
+    ///     reply.with_mut(|r, arena| r.parts.push(arena.alloc_fmt(format_args!("and {}", "there"))));
+    ///     reply
+    /// })
+    /// .join()
+    /// .unwrap();
+    /// assert_eq!(reply.with(|r| r.parts.join(", ")), "built here, and there");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_mut<T>(
+        &mut self,
+        f: impl for<'x, 'y> FnOnce(&'y mut R::Of<'x>, TaskScope<'x>) -> T,
+    ) -> T {
+        // SAFETY: we hold the slot, which is open until we drop; the handle lives in
+        // the table. `&mut self` makes this the only access to the root and the scope
+        // now, and the `TaskScope` cannot leave `f` (higher-ranked) or this thread.
+        let (root, handle) = unsafe { (self.root_mut(), self.slots.handle(self.index)) };
+        let out = f(root, TaskScope::new(handle));
         self.slots.publish(self.index);
         out
     }

@@ -146,23 +146,33 @@
 //! arena across `.await`s and dropped when the reply is sent (the slot rewinds in one
 //! step). What may cross an `.await`:
 //!
+//! - a [`Loaded`] of kind [`Task`] whose root is `Send` (from
+//!   [`load_task`](Slots::load_task) or [`load_task_async`](Slots::load_task_async)):
+//!   the request's arena. It is `Send`, so the task may move between a work-stealing
+//!   runtime's threads, and `'static` when the set is ([`Slots::leak`]), as
+//!   `tokio::spawn` needs. It is built and added to through a [`TaskScope`], the
+//!   slot's plain scope behind the [`Place`](crate::Place) and
+//!   [`Carve`](crate::Carve) traits, which take a value that needs drop only when it is
+//!   `Send`; it costs what a plain slot costs;
 //! - a [`Loaded`] of kind [`Shared`] whose root is `Send` (from
 //!   [`load_concurrent`](Slots::load_concurrent) or
-//!   [`load_concurrent_async`](Slots::load_concurrent_async)): it is `Send`, so the
-//!   task may move between a work-stealing runtime's threads, and `'static` when the set
-//!   is ([`Slots::leak`]), as `tokio::spawn` needs;
+//!   [`load_concurrent_async`](Slots::load_concurrent_async)), when several threads
+//!   fill the request's slot at once (a request fanned out to rayon jobs): also `Send`,
+//!   at the price of a concurrent scope (a per-thread table, about 5 KiB of the slot,
+//!   opened and closed with each load);
 //! - not a [`Plain`] `Loaded` on such a runtime (it stays on its thread), and never a
 //!   scope handle: scopes, including [`scratch`](crate::scratch()) scopes, are
 //!   closures, so they begin and end between two awaits. Use `scratch` for the
 //!   stretches of work between awaits, and the request's slot for what must live
 //!   across them.
 //!
-//! When every slot is busy, [`load_concurrent_async`](Slots::load_concurrent_async)
-//! (or [`load_async`](Slots::load_async)) waits as a task, not as a thread: the slot
-//! set keeps the waker, and the unload that frees a slot wakes it. Any executor works.
+//! When every slot is busy, [`load_task_async`](Slots::load_task_async) (or
+//! [`load_concurrent_async`](Slots::load_concurrent_async),
+//! [`load_async`](Slots::load_async)) waits as a task, not as a thread: the slot set
+//! keeps the waker, and the unload that frees a slot wakes it. Any executor works.
 //!
 //! ```
-//! use scope_stack::{slot_root, Slots};
+//! use scope_stack::{slot_root, Place, Slots};
 //! # fn block_on<F: std::future::Future>(f: F) -> F::Output {
 //! #     struct Unpark(std::thread::Thread);
 //! #     impl std::task::Wake for Unpark { fn wake(self: std::sync::Arc<Self>) { self.0.unpark() } }
@@ -178,7 +188,7 @@
 //!
 //! async fn handle(requests: &'static Slots, line: String) -> String {
 //!     let mut request = requests
-//!         .load_concurrent_async::<RequestRoot>("request", move |arena| Request {
+//!         .load_task_async::<RequestRoot>("request", move |arena| Request {
 //!             path: arena.alloc_str(&line),
 //!             words: Vec::new(),
 //!         })
@@ -192,8 +202,11 @@
 //!     request.with(|r| r.words.join(" "))
 //! } // the slot rewinds here
 //!
+//! /// What `tokio::spawn` asks of a task.
+//! fn spawnable<F: std::future::Future + Send + 'static>(task: F) -> F { task }
+//!
 //! let requests = Slots::leak("requests", 8, 16 << 10)?;
-//! assert_eq!(block_on(handle(requests, "a/b".into())), "a b 3 bytes");
+//! assert_eq!(block_on(spawnable(handle(requests, "a/b".into()))), "a b 3 bytes");
 //! # Ok::<(), scope_stack::AllocError>(())
 //! ```
 //!
@@ -215,6 +228,10 @@
 //!   have a destructor that must not run on another thread). One built by
 //!   [`Slots::load_concurrent`] is `Send` when its root is: a
 //!   [`ConcurrentScope`](crate::ConcurrentScope) only takes `Send` values that need drop.
+//!   So is one built by [`Slots::load_task`]: its plain scope is reached only through a
+//!   [`TaskScope`], which takes only `Send` values that need drop, and whose `Cell`s
+//!   one thread at a time uses (`with_mut` needs `&mut Loaded`, and the `TaskScope`
+//!   neither crosses threads nor leaves the closure).
 //! - A `Loaded` of either kind is `Sync` when its root is: a `&Loaded` lends only
 //!   `&root` and reads the slot's name and use figure. So a `Loaded<'static, R, Shared>`
 //!   with a `Sync` root is `Send + Sync`, what an engine resource must be (a Bevy
@@ -241,8 +258,12 @@
 //!   itself. `with_mut` may place values after the root, and those would otherwise be
 //!   destroyed before a root whose destructor can read them.
 //! - A loaded slot's kind is a type parameter (`Loaded<'a, R, Plain>` by default,
-//!   `Loaded<'a, R, Shared>` from `load_concurrent`) rather than a sibling type, so
-//!   code that stores either can name one type.
+//!   `Loaded<'a, R, Shared>` from `load_concurrent`, `Loaded<'a, R, Task>` from
+//!   `load_task`) rather than a sibling type, so code that stores any of them can name
+//!   one type.
+//! - A task slot's surface, [`TaskScope`], has no inherent placement methods: it
+//!   implements [`Place`](crate::Place) and [`Carve`](crate::Carve), whose bounds are
+//!   already the ones it needs, so it cannot drift from the other surfaces (rule 11).
 
 pub(crate) mod carve;
 mod error;
@@ -253,14 +274,19 @@ mod loaded;
 pub mod root;
 mod shared;
 pub(crate) mod table;
+mod task_load;
+mod task_scope;
 #[cfg(feature = "std")]
 mod tasks;
 #[cfg(feature = "std")]
 mod wait;
+#[cfg(feature = "std")]
+mod wakers;
 
 pub use carve::Slots;
 pub use loaded::SendKind;
 
 pub use error::{SlotError, SlotErrorKind};
-pub use loaded::{Loaded, LoadedKind, Plain, Shared};
+pub use loaded::{Loaded, LoadedKind, Plain, Shared, Task};
 pub use root::SlotRoot;
+pub use task_scope::TaskScope;

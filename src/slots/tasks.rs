@@ -1,5 +1,5 @@
-//! Waiting for a slot without blocking a thread: [`Slots::load_async`] and
-//! [`Slots::load_concurrent_async`] return futures that wait for a free slot, woken by
+//! Waiting for a slot without blocking a thread: [`Slots::load_async`],
+//! [`Slots::load_task_async`] and [`Slots::load_concurrent_async`] return futures that wait for a free slot, woken by
 //! the unload that frees one. They need no particular runtime: the slot set keeps the
 //! wakers of the tasks that wait (any executor's `Waker`), and an unload wakes them.
 //!
@@ -17,61 +17,22 @@
 //! counted from its first `Pending` until it gets a slot or its future is dropped, so a
 //! dropped future leaves nothing behind.
 //!
-//! The list of wakers is a `Vec` on the global heap: it grows to the most tasks that
-//! ever waited at once, and is reused after that (rule 6 holds after warm-up). It is
-//! freed with the slot set.
+//! The list of wakers (`super::wakers`) is a `Vec` on the global heap: it grows to the
+//! most tasks that ever waited at once, and is reused after that (rule 6 holds after
+//! warm-up). It is freed with the slot set.
 
 use core::future::Future;
-use core::ops::DerefMut;
 use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
-use std::sync::PoisonError;
-use std::vec::Vec;
 
 use crate::concurrent::ConcurrentScope;
 use crate::scope::ScopeStack;
-use crate::sync::{fence, Mutex, Ordering};
+use crate::sync::{fence, Ordering};
 
 use super::carve::Slots;
-use super::loaded::{Loaded, Shared};
+use super::loaded::{Loaded, Plain, Shared, Task};
 use super::root::SlotRoot;
-
-/// The wakers of the tasks waiting for a slot of one `Slots`.
-#[derive(Default)]
-pub(crate) struct TaskWakers {
-    list: Mutex<WakerList>,
-}
-
-/// Entry `i` belongs to the task holding ticket `i`; `None` once woken (or before it
-/// stored a waker). `free` lists the tickets no task holds.
-#[derive(Default)]
-struct WakerList {
-    wakers: Vec<Option<Waker>>,
-    free: Vec<usize>,
-}
-
-impl TaskWakers {
-    fn lock(&self) -> impl DerefMut<Target = WakerList> + '_ {
-        // A panic while the lock is held (a waker's `clone` or `drop` may run user
-        // code) leaves the list whole: every change is a single assignment.
-        self.list.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Wakes every task that waits (called by `Slots::wake`, after a slot is freed,
-    /// when `waiters` is not 0). Each waker is taken under the lock and woken after it
-    /// is released, so an executor that polls at once, on this thread, may register
-    /// again.
-    #[cold]
-    pub(crate) fn wake_all(&self) {
-        let len = self.lock().wakers.len();
-        for i in 0..len {
-            let waker = self.lock().wakers.get_mut(i).and_then(Option::take);
-            if let Some(waker) = waker {
-                waker.wake();
-            }
-        }
-    }
-}
+use super::task_scope::TaskScope;
 
 /// A future that claims a free slot of `slots`, waiting (as a task) while none is.
 struct WaitForSlot<'a> {
@@ -198,7 +159,64 @@ impl Slots {
             let index = wait.await;
             // SAFETY: this task just claimed slot `index` (and the claim is used in
             // the same poll: nothing can cancel between).
-            match unsafe { self.build_plain::<R>(index, name, |s| Ok(build(s))) } {
+            match unsafe { self.build_plain::<R, Plain>(index, name, |s| Ok(build(s))) } {
+                Ok(l) => l,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    /// Like [`load_task_wait`](Self::load_task_wait), but as a future; see
+    /// [`load_async`](Self::load_async). The future is `Send` when `build` is, and the
+    /// [`Task`] `Loaded` it gives is `Send` when its root is: the request's arena of a
+    /// task on a work-stealing runtime, at the cost of a plain slot.
+    ///
+    /// # Panics
+    /// When the root does not fit in the slot.
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, Place, Slots};
+    /// slot_root!(struct Reply = for<'s> Vec<&'s str>);
+    /// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    /// #     struct Unpark(std::thread::Thread);
+    /// #     impl std::task::Wake for Unpark { fn wake(self: std::sync::Arc<Self>) { self.0.unpark() } }
+    /// #     let waker = std::sync::Arc::new(Unpark(std::thread::current())).into();
+    /// #     let mut cx = std::task::Context::from_waker(&waker);
+    /// #     let mut f = std::pin::pin!(f);
+    /// #     loop { match f.as_mut().poll(&mut cx) { std::task::Poll::Ready(v) => return v, _ => std::thread::park() } }
+    /// # }
+    /// fn assert_send<T: Send>(t: T) -> T { t }
+    ///
+    /// async fn serve(requests: &'static Slots, n: u32) -> String {
+    ///     let mut reply = requests
+    ///         .load_task_async::<Reply>("request", move |arena| vec![&*arena.alloc_fmt(format_args!("#{n}"))])
+    ///         .await;
+    ///     std::future::ready(()).await; // the arena crosses this await
+    ///     reply.with_mut(|r, arena| r.push(arena.alloc_str("done")));
+    ///     reply.with(|r| r.join(" "))
+    /// }
+    ///
+    /// let requests = Slots::leak("requests", 2, 4096)?;
+    /// let task = assert_send(serve(requests, 7));
+    /// assert_eq!(std::thread::spawn(move || block_on(task)).join().unwrap(), "#7 done");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn load_task_async<'a, R: SlotRoot>(
+        &'a self,
+        name: &'a str,
+        build: impl for<'x> FnOnce(TaskScope<'x>) -> R::Of<'x> + 'a,
+    ) -> impl Future<Output = Loaded<'a, R, Task>> + 'a {
+        let wait = WaitForSlot {
+            slots: self,
+            ticket: None,
+        };
+        async move {
+            let index = wait.await;
+            // SAFETY: this task just claimed slot `index`, and builds in the same poll;
+            // `build` sees the handle only through a `TaskScope`.
+            match unsafe {
+                self.build_plain::<R, Task>(index, name, |s| Ok(build(TaskScope::new(s))))
+            } {
                 Ok(l) => l,
                 Err(e) => panic!("{e}"),
             }

@@ -23,8 +23,9 @@ use crate::sync::{fence, Deadline, Ordering};
 
 use super::carve::Slots;
 use super::error::{SlotError, SlotErrorKind};
-use super::loaded::{Loaded, Shared};
+use super::loaded::{Loaded, Plain, Shared, Task};
 use super::root::SlotRoot;
+use super::task_scope::TaskScope;
 
 impl Slots {
     /// Wakes the threads waiting for a slot, if any (called after a slot is freed).
@@ -105,7 +106,7 @@ impl Slots {
             .claim_wait(None)
             .expect("a wait without deadline ends with a slot");
         // SAFETY: this thread just claimed slot `index`.
-        match unsafe { self.build_plain::<R>(index, name, |s| Ok(build(s))) } {
+        match unsafe { self.build_plain::<R, Plain>(index, name, |s| Ok(build(s))) } {
             Ok(l) => l,
             Err(e) => panic!("{e}"),
         }
@@ -144,7 +145,86 @@ impl Slots {
             return Err(SlotError::busy(SlotErrorKind::TimedOut, self, name));
         };
         // SAFETY: this thread just claimed slot `index`.
-        unsafe { self.build_plain::<R>(index, name, |s| Ok(build(s))) }
+        unsafe { self.build_plain::<R, Plain>(index, name, |s| Ok(build(s))) }
+    }
+
+    /// [`load_task`](Self::load_task) that sleeps while every slot is held (see
+    /// [`load_wait`](Self::load_wait)); a thread pool's job that serves one request
+    /// waits here for a slot.
+    ///
+    /// # Panics
+    /// As [`load_wait`](Self::load_wait).
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, Place, Slots};
+    /// slot_root!(struct Reply = for<'s> &'s str);
+    ///
+    /// let requests = Slots::leak("requests", 2, 4096)?;
+    /// let replies: Vec<String> = std::thread::scope(|t| {
+    ///     let jobs: Vec<_> = (0..6)
+    ///         .map(|n| t.spawn(move || {
+    ///             let reply = requests.load_task_wait::<Reply>("job", |a| a.alloc_fmt(format_args!("{n}")));
+    ///             reply.with(|r| r.to_string())
+    ///         }))
+    ///         .collect();
+    ///     jobs.into_iter().map(|j| j.join().unwrap()).collect()
+    /// });
+    /// assert_eq!(replies.concat(), "012345");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[track_caller]
+    pub fn load_task_wait<R: SlotRoot>(
+        &self,
+        name: &str,
+        build: impl for<'x> FnOnce(TaskScope<'x>) -> R::Of<'x>,
+    ) -> Loaded<'_, R, Task> {
+        let index = self
+            .claim_wait(None)
+            .expect("a wait without deadline ends with a slot");
+        // SAFETY: this thread just claimed slot `index`; `build` sees the handle only
+        // through a `TaskScope`.
+        match unsafe { self.build_plain::<R, Task>(index, name, |s| Ok(build(TaskScope::new(s)))) }
+        {
+            Ok(l) => l,
+            Err(e) => panic!("{e}"),
+        }
+    }
+
+    /// [`load_task_wait`](Self::load_task_wait) with a time limit; see
+    /// [`load_wait_timeout`](Self::load_wait_timeout).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use scope_stack::{slot_root, SlotErrorKind, Slots};
+    /// slot_root!(struct Unit = for<'s> ());
+    ///
+    /// let requests = Slots::leak("requests", 1, 4096)?;
+    /// let _busy = requests.load_task::<Unit>("first", |_| ())?;
+    /// let err = requests
+    ///     .load_task_wait_timeout::<Unit>("second", Duration::from_millis(5), |_| ())
+    ///     .unwrap_err();
+    /// assert_eq!(err.kind(), SlotErrorKind::TimedOut);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`SlotErrorKind::TimedOut`] when no slot was freed in time (`Full` for a zero
+    /// timeout); [`SlotErrorKind::Alloc`] when the root does not fit.
+    pub fn load_task_wait_timeout<R: SlotRoot>(
+        &self,
+        name: &str,
+        timeout: Duration,
+        build: impl for<'x> FnOnce(TaskScope<'x>) -> R::Of<'x>,
+    ) -> Result<Loaded<'_, R, Task>, SlotError> {
+        if timeout.is_zero() {
+            return self.load_task::<R>(name, build);
+        }
+        let Some(index) = self.claim_wait(Some(&Deadline::after(timeout))) else {
+            return Err(SlotError::busy(SlotErrorKind::TimedOut, self, name));
+        };
+        // SAFETY: this thread just claimed slot `index`; `build` sees the handle only
+        // through a `TaskScope`.
+        unsafe { self.build_plain::<R, Task>(index, name, |s| Ok(build(TaskScope::new(s)))) }
     }
 
     /// [`load_concurrent`](Self::load_concurrent) that sleeps while every slot is held:

@@ -42,6 +42,7 @@ mod slots;
 mod slots_async;
 mod slots_bad_input;
 mod slots_shared_writers;
+mod slots_task;
 mod store;
 mod svg_layout;
 mod values;

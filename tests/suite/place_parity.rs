@@ -1,5 +1,6 @@
 //! One placement API: every placement method, with its `try_` form, on every surface
-//! (`&ScopeStack`, `&Scope`, `LocalScope`, `&ConcurrentScope`) and through the `Place`
+//! (`&ScopeStack`, `&Scope`, `LocalScope`, `&ConcurrentScope`; a task slot's `TaskScope`
+//! has only the trait) and through the `Place`
 //! trait. A method added to one surface and not the others fails here twice: the
 //! source scan below compares the method lists, and the calls stop compiling once a
 //! name is added to the list.
@@ -307,4 +308,34 @@ fn builders_on_every_surface() {
             });
         });
     });
+}
+
+/// A task slot's surface, `TaskScope`, has no inherent placement methods: it implements
+/// `Place` (and `Carve`), so every method and builder is reached through the trait,
+/// and the source scan above has nothing of its own to compare. Each is called here,
+/// in a task slot the size of the other tests' block; a `Loaded` of kind `Task` then
+/// unloads on another thread.
+#[test]
+fn task_scope_through_the_trait() {
+    use scope_stack::{slot_root, Slots, TaskScope};
+    slot_root!(struct Unit = for<'s> ());
+    let slots = Slots::leak("tasks", 1, BLOCK).unwrap();
+    let exercised = slots
+        .load_task::<Unit>("exercise", |s: TaskScope<'_>| {
+            exercise!(s);
+        })
+        .unwrap();
+    std::thread::spawn(move || drop(exercised)).join().unwrap();
+    let traited = slots
+        .load_task::<Unit>("trait", |s| through_trait(s))
+        .unwrap();
+    drop(traited);
+    let built = slots
+        .load_task::<Unit>("build", |s| {
+            build!(s);
+            build_through_trait(s);
+        })
+        .unwrap();
+    std::thread::spawn(move || drop(built)).join().unwrap();
+    assert_eq!(slots.loaded(), 0);
 }
