@@ -146,11 +146,11 @@ impl Slots {
     ///     });
     /// });
     /// ```
-    pub fn load_async<'a, R: SlotRoot>(
+    pub fn load_async<'a: 'n, 'n, R: SlotRoot>(
         &'a self,
-        name: &'a str,
-        build: impl for<'x> FnOnce(&'x ScopeStack<'x>) -> R::Of<'x> + 'a,
-    ) -> impl Future<Output = Loaded<'a, R>> + 'a {
+        name: &'n str,
+        build: impl for<'x> FnOnce(&'x ScopeStack<'x>) -> R::Of<'x> + 'n,
+    ) -> impl Future<Output = Loaded<'a, R>> + 'n {
         let wait = WaitForSlot {
             slots: self,
             ticket: None,
@@ -201,11 +201,11 @@ impl Slots {
     /// assert_eq!(std::thread::spawn(move || block_on(task)).join().unwrap(), "#7 done");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn load_task_async<'a, R: SlotRoot>(
+    pub fn load_task_async<'a: 'n, 'n, R: SlotRoot>(
         &'a self,
-        name: &'a str,
-        build: impl for<'x> FnOnce(TaskScope<'x>) -> R::Of<'x> + 'a,
-    ) -> impl Future<Output = Loaded<'a, R, Task>> + 'a {
+        name: &'n str,
+        build: impl for<'x> FnOnce(TaskScope<'x>) -> R::Of<'x> + 'n,
+    ) -> impl Future<Output = Loaded<'a, R, Task>> + 'n {
         let wait = WaitForSlot {
             slots: self,
             ticket: None,
@@ -264,11 +264,11 @@ impl Slots {
     ///     assert_eq!(replies, ["reply 0", "reply 1", "reply 2", "reply 3"]);
     /// });
     /// ```
-    pub fn load_concurrent_async<'a, R: SlotRoot>(
+    pub fn load_concurrent_async<'a: 'n, 'n, R: SlotRoot>(
         &'a self,
-        name: &'a str,
-        build: impl for<'x> FnOnce(&'x ConcurrentScope<'x>) -> R::Of<'x> + 'a,
-    ) -> impl Future<Output = Loaded<'a, R, Shared>> + 'a {
+        name: &'n str,
+        build: impl for<'x> FnOnce(&'x ConcurrentScope<'x>) -> R::Of<'x> + 'n,
+    ) -> impl Future<Output = Loaded<'a, R, Shared>> + 'n {
         let wait = WaitForSlot {
             slots: self,
             ticket: None,

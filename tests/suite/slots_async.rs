@@ -256,3 +256,17 @@ fn a_panicking_async_build_frees_the_slot() {
         assert_eq!(*log.lock().unwrap(), [7]);
     });
 }
+
+#[test]
+fn the_loaded_slot_outlives_the_name_it_was_loaded_with() {
+    let requests = scope_stack::Slots::leak("requests", 1, 4096).unwrap();
+    let loaded: scope_stack::Loaded<'static, Number, scope_stack::Shared> = {
+        let name = String::from("request 1"); // dropped before the slot is
+        block_on(requests.load_concurrent_async::<Number>(&name, |s| &*s.new_pod(5u64)))
+    };
+    let on_another_thread = std::thread::spawn(move || loaded.with(|n| **n))
+        .join()
+        .unwrap();
+    assert_eq!(on_another_thread, 5);
+    assert_eq!(requests.loaded(), 0);
+}
