@@ -8,7 +8,8 @@
 //! distinct threads, and each warms its thread (the pads of [`ScratchArenas`] and the
 //! thread-local [`scope_stack::scratch`] arenas). The gate gives up after a timeout, so a
 //! pool whose threads are busy with long tasks cannot hang the start-up; the count of
-//! threads reached is in [`ScratchStats::warmed_threads`].
+//! threads reached is in [`ScratchStats::warmed_threads`]. Warm-ups in one process
+//! (several apps, as in tests) take turns, since the pools are global.
 
 use std::collections::HashSet;
 use std::sync::{Condvar, Mutex, PoisonError};
@@ -166,6 +167,10 @@ impl Plugin for ScopeStackPlugin {
 /// assert!(threads >= 3); // this thread and the pool's two (and any other pool's)
 /// ```
 pub fn warm_task_pools(arenas: &ScratchArenas, timeout: Duration) -> usize {
+    // One warm-up at a time (the pools are global): two at once would each hold some
+    // threads at their gates, and neither would reach all of them.
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
     let mut reached = HashSet::new();
     warm_here(arenas);
     reached.insert(std::thread::current().id());

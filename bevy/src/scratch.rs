@@ -123,9 +123,9 @@ impl Scratch<'_> {
     ///
     /// fn nested(scratch: Scratch) {
     ///     scratch.with(|outer| {
-    ///         let a = outer.alloc(1u32);
-    ///         let b = scratch.with(|inner| *inner.alloc(2u32));
-    ///         assert_eq!(*a + b, 3);
+    ///         let a = outer.alloc_str("a");
+    ///         let b = scratch.with(|inner| inner.alloc_str("bc").len());
+    ///         assert_eq!(a.len() + b, 3);
     ///     });
     /// }
     /// let mut app = App::new();
