@@ -46,5 +46,10 @@ pub use map::{print_memory_map, MemoryMapRequest, MemoryMaps};
 pub use plugin::{warm_task_pools, ScopeStackAppExt, ScopeStackPlugin, ScopeStackSystems};
 pub use scratch::{Scratch, ScratchArenas, ScratchStats};
 
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 /// The core crate, re-exported so an app names one version of it.
 pub use scope_stack;

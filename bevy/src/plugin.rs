@@ -6,7 +6,7 @@
 //! spawns one task per thread on a pool and makes each task wait at a gate until all of
 //! them have arrived. A task that waits keeps its thread busy, so the tasks end up on
 //! distinct threads, and each warms its thread (the pads of [`ScratchArenas`] and the
-//! thread-local [`scope_stack::scratch`] arenas). The gate gives up after a timeout, so a
+//! thread-local [`scope_stack::scratch()`] arenas). The gate gives up after a timeout, so a
 //! pool whose threads are busy with long tasks cannot hang the start-up; the count of
 //! threads reached is in [`ScratchStats::warmed_threads`]. Warm-ups in one process
 //! (several apps, as in tests) take turns, since the pools are global.
@@ -150,7 +150,7 @@ impl Plugin for ScopeStackPlugin {
 }
 
 /// Warms the calling thread and every thread of Bevy's three task pools (those that
-/// exist): each gets its [`ScratchArenas`] pad and its [`scope_stack::scratch`] arenas,
+/// exist): each gets its [`ScratchArenas`] pad and its [`scope_stack::scratch()`] arenas,
 /// so none reserves scratch memory mid-game. Returns the number of distinct threads
 /// reached. Each pool waits at most `timeout` for all its threads to take a warm-up task.
 ///

@@ -160,7 +160,7 @@ impl Scratch<'_> {
 /// [`ScopeStackSystems::ScratchStats`](crate::ScopeStackSystems::ScratchStats) set).
 ///
 /// Every figure is exact for the pads of [`ScratchArenas`]; the thread-local
-/// [`scope_stack::scratch`] arenas (used outside [`Scratch`]) are warmed by the plugin
+/// [`scope_stack::scratch()`] arenas (used outside [`Scratch`]) are warmed by the plugin
 /// but not counted here.
 ///
 /// ```
