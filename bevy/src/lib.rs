@@ -1,0 +1,55 @@
+//! Bevy glue for [`scope_stack`]: a deterministic memory map inside a Bevy app.
+//!
+//! - [`ScopeStackPlugin`] warms every thread of Bevy's task pools (Compute, AsyncCompute,
+//!   IO) and the main thread, so no thread reserves scratch memory mid-game, and keeps
+//!   [`ScratchStats`] up to date each frame.
+//! - [`Scratch`] is a read-only system parameter: per-thread scratch scopes that unwind
+//!   when the closure returns. Systems that use it still run in parallel.
+//! - [`FrameArena`] is a ring of frame slots, rotated in [`First`](bevy_app::First):
+//!   each frame gets a fresh slot, and the oldest frame unloads.
+//! - [`LevelSlots`] streams levels: each is built on the
+//!   [`AsyncComputeTaskPool`](bevy_tasks::AsyncComputeTaskPool) and swapped in during
+//!   [`PreUpdate`](bevy_app::PreUpdate) once ready.
+//! - [`MemoryMaps`] and [`MemoryMapRequest`] print or save the memory map from a system.
+//!
+//! ```
+//! use bevy_app::{App, TaskPoolPlugin, Update};
+//! use scope_stack_bevy::{Scratch, ScopeStackPlugin, ScratchStats};
+//!
+//! fn count_words(scratch: Scratch) {
+//!     let words = scratch.with(|s| s.alloc_str("one two three").split(' ').count());
+//!     assert_eq!(words, 3);
+//! }
+//!
+//! let mut app = App::new();
+//! app.add_plugins((TaskPoolPlugin::default(), ScopeStackPlugin::default()))
+//!     .add_systems(Update, count_words);
+//! app.finish();
+//! app.cleanup();
+//! app.update();
+//! assert!(app.world().resource::<ScratchStats>().threads >= 1);
+//! ```
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod frames;
+mod levels;
+mod map;
+mod plugin;
+mod scratch;
+
+pub use frames::{rotate_frames, FrameArena};
+#[cfg(feature = "serde")]
+pub use levels::LevelReader;
+pub use levels::{swap_levels, LevelSlots};
+pub use map::{print_memory_map, MemoryMapRequest, MemoryMaps};
+pub use plugin::{warm_task_pools, ScopeStackAppExt, ScopeStackPlugin, ScopeStackSystems};
+pub use scratch::{Scratch, ScratchArenas, ScratchStats};
+
+/// The README's examples, run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
+/// The core crate, re-exported so an app names one version of it.
+pub use scope_stack;

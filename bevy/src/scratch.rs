@@ -1,0 +1,226 @@
+//! Per-thread scratch for systems: [`ScratchArenas`] (the pads, a resource),
+//! [`Scratch`] (the read-only system parameter) and [`ScratchStats`] (what the pads used
+//! in the last frame, updated in [`Last`](bevy_app::Last)).
+//!
+//! Invariant: systems reach the pads only through `Res` ([`Scratch`]), so any number of
+//! them run at once, each thread on its own pad; the stats system alone takes `ResMut`,
+//! which Bevy runs when no reader is live, so no scratch scope is open while it reads
+//! the high-water marks and starts the next frame's period.
+
+use bevy_ecs::prelude::*;
+use bevy_ecs::system::SystemParam;
+use scope_stack::{Scope, ScratchPads};
+
+/// The per-thread scratch pads every [`Scratch`] parameter uses (a resource the
+/// [`ScopeStackPlugin`](crate::ScopeStackPlugin) inserts).
+///
+/// ```
+/// use scope_stack_bevy::ScratchArenas;
+/// let arenas = ScratchArenas::new(64 << 10);
+/// assert_eq!(arenas.capacity(), 64 << 10);
+/// assert_eq!(arenas.with(|s| s.alloc_slice_copy(&[1, 2, 3]).len()), 3);
+/// ```
+#[derive(Resource, Debug)]
+pub struct ScratchArenas {
+    pads: ScratchPads,
+}
+
+impl ScratchArenas {
+    /// Pads of `capacity` bytes per thread; each thread's is reserved when it is warmed
+    /// (the plugin warms every task-pool thread) or on its first use.
+    ///
+    /// ```
+    /// assert_eq!(scope_stack_bevy::ScratchArenas::new(4096).capacity(), 4096);
+    /// ```
+    pub fn new(capacity: usize) -> Self {
+        ScratchArenas {
+            pads: ScratchPads::new(capacity),
+        }
+    }
+
+    /// Bytes in each thread's pad.
+    ///
+    /// ```
+    /// assert_eq!(scope_stack_bevy::ScratchArenas::new(1 << 20).capacity(), 1 << 20);
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.pads.capacity()
+    }
+
+    /// Runs `f` with a scratch scope on the calling thread's pad, then unwinds it.
+    ///
+    /// # Panics
+    /// If the thread's pad cannot be reserved (only on a thread that was not warmed).
+    ///
+    /// ```
+    /// let arenas = scope_stack_bevy::ScratchArenas::new(4096);
+    /// let len = arenas.with(|s| s.alloc_fmt(format_args!("unit {}", 7)).len());
+    /// assert_eq!(len, 6);
+    /// ```
+    #[track_caller]
+    pub fn with<'env, T>(&self, f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> T) -> T {
+        self.pads.with(f)
+    }
+
+    /// The pads themselves (for their `warm` or `try_with`).
+    ///
+    /// ```
+    /// let arenas = scope_stack_bevy::ScratchArenas::new(4096);
+    /// arenas.pads().warm().unwrap();
+    /// ```
+    pub fn pads(&self) -> &ScratchPads {
+        &self.pads
+    }
+
+    /// The pads, mutably (for their `stats` and `reset_all`).
+    ///
+    /// ```
+    /// let mut arenas = scope_stack_bevy::ScratchArenas::new(4096);
+    /// arenas.with(|s| { s.alloc_raw(10, 1); });
+    /// assert_eq!(arenas.pads_mut().stats().count(), 1);
+    /// ```
+    pub fn pads_mut(&mut self) -> &mut ScratchPads {
+        &mut self.pads
+    }
+}
+
+/// Per-thread scratch scopes for a system: `scratch.with(|s| ..)` opens a scope on the
+/// running thread's pad and unwinds it when the closure returns. Read-only (it holds a
+/// `Res`), so systems that take it still run in parallel.
+///
+/// ```
+/// use bevy_app::{App, TaskPoolPlugin, Update};
+/// use scope_stack_bevy::{Scratch, ScopeStackPlugin};
+///
+/// fn label_lengths(scratch: Scratch) {
+///     let total = scratch.with(|s| {
+///         let labels = s.alloc_slice_fill_with(4, |i| s.alloc_fmt(format_args!("unit {i}")).len());
+///         labels.iter().sum::<usize>()
+///     });
+///     assert_eq!(total, 24);
+/// }
+///
+/// let mut app = App::new();
+/// app.add_plugins((TaskPoolPlugin::default(), ScopeStackPlugin::default()))
+///     .add_systems(Update, label_lengths);
+/// app.update();
+/// ```
+#[derive(SystemParam)]
+pub struct Scratch<'w> {
+    arenas: Res<'w, ScratchArenas>,
+}
+
+impl Scratch<'_> {
+    /// Runs `f` with a scratch scope on this thread's pad, then unwinds it (finalizers,
+    /// then rewind). Calls nest like the call stack.
+    ///
+    /// # Panics
+    /// If the thread's pad cannot be reserved (only on a thread that was not warmed).
+    ///
+    /// ```
+    /// use bevy_app::{App, TaskPoolPlugin, Update};
+    /// use scope_stack_bevy::{Scratch, ScopeStackPlugin};
+    ///
+    /// fn nested(scratch: Scratch) {
+    ///     scratch.with(|outer| {
+    ///         let a = outer.alloc_str("a");
+    ///         let b = scratch.with(|inner| inner.alloc_str("bc").len());
+    ///         assert_eq!(a.len() + b, 3);
+    ///     });
+    /// }
+    /// let mut app = App::new();
+    /// app.add_plugins((TaskPoolPlugin::default(), ScopeStackPlugin::default()))
+    ///     .add_systems(Update, nested);
+    /// app.update();
+    /// ```
+    #[track_caller]
+    pub fn with<'env, T>(&self, f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> T) -> T {
+        self.arenas.with(f)
+    }
+
+    /// The bytes in each thread's pad.
+    ///
+    /// ```
+    /// use bevy_app::{App, TaskPoolPlugin, Update};
+    /// use scope_stack_bevy::{Scratch, ScopeStackPlugin};
+    /// fn check(scratch: Scratch) {
+    ///     assert_eq!(scratch.capacity(), 256 << 10);
+    /// }
+    /// let mut app = App::new();
+    /// app.add_plugins((TaskPoolPlugin::default(), ScopeStackPlugin::with_scratch_capacity(256 << 10)))
+    ///     .add_systems(Update, check);
+    /// app.update();
+    /// ```
+    pub fn capacity(&self) -> usize {
+        self.arenas.capacity()
+    }
+}
+
+/// What the scratch pads used, updated once a frame in [`Last`](bevy_app::Last) (the
+/// [`ScopeStackSystems::ScratchStats`](crate::ScopeStackSystems::ScratchStats) set).
+///
+/// Every figure is exact for the pads of [`ScratchArenas`]; the thread-local
+/// [`scope_stack::scratch()`] arenas (used outside [`Scratch`]) are warmed by the plugin
+/// but not counted here.
+///
+/// ```
+/// use bevy_app::{App, TaskPoolPlugin, Update};
+/// use scope_stack_bevy::{Scratch, ScopeStackPlugin, ScratchStats};
+///
+/// fn big(scratch: Scratch) {
+///     scratch.with(|s| { s.alloc_raw(10_000, 1); });
+/// }
+/// let mut app = App::new();
+/// app.add_plugins((TaskPoolPlugin::default(), ScopeStackPlugin::default()))
+///     .add_systems(Update, big);
+/// app.finish();
+/// app.update();
+/// let stats = *app.world().resource::<ScratchStats>();
+/// assert!(stats.frame_high_water >= 10_000);
+/// assert!(stats.peak >= stats.frame_high_water);
+/// assert_eq!(stats.bytes_reserved, stats.threads * stats.capacity_each);
+/// ```
+#[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScratchStats {
+    /// Threads that hold a pad (warmed or used).
+    pub threads: usize,
+    /// Threads the plugin's warm-up reached (task-pool threads and the main thread).
+    pub warmed_threads: usize,
+    /// The largest high-water mark any one thread reached in the last frame, in bytes.
+    pub frame_high_water: usize,
+    /// The sum over threads of each one's high-water mark in the last frame: a bound on
+    /// the bytes in use at once, not a measured figure.
+    pub frame_high_water_total: usize,
+    /// The largest high-water mark any one thread ever reached, in bytes.
+    pub peak: usize,
+    /// Bytes the pads hold from the global heap: `threads * capacity_each`.
+    pub bytes_reserved: usize,
+    /// Bytes in each thread's pad.
+    pub capacity_each: usize,
+    /// Frames counted so far (updates of this resource).
+    pub frames: u64,
+}
+
+/// Folds the pads' per-thread figures into [`ScratchStats`] and starts the next frame's
+/// high-water period. The plugin runs it in [`Last`](bevy_app::Last).
+pub(crate) fn update_scratch_stats(
+    mut arenas: ResMut<ScratchArenas>,
+    mut stats: ResMut<ScratchStats>,
+) {
+    let capacity = arenas.capacity();
+    let (mut threads, mut high, mut total, mut peak) = (0, 0, 0, stats.peak);
+    for pad in arenas.pads.stats() {
+        threads += 1;
+        high = high.max(pad.high_water_mark);
+        total += pad.high_water_mark;
+        peak = peak.max(pad.peak);
+    }
+    arenas.pads.reset_all();
+    stats.threads = threads;
+    stats.frame_high_water = high;
+    stats.frame_high_water_total = total;
+    stats.peak = peak;
+    stats.capacity_each = capacity;
+    stats.bytes_reserved = threads * capacity;
+    stats.frames += 1;
+}
