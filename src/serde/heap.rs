@@ -25,18 +25,14 @@
 //! `Vec<T, &'s Heap>` borrows the scope, so its `DropRule` is `none`): it drops when
 //! its owner drops it, and a collection never dropped leaves its blocks to the heap,
 //! which goes with its scope (rule 12).
-use core::fmt;
 use core::marker::PhantomData;
 
-use allocator_api2::vec::Vec as HeapVec;
-use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, Deserializer};
 
-use crate::heap::carve::try_new_heap_in;
 use crate::heap::Heap;
-use crate::scope::place::{Handle as _, Place};
+use crate::scope::place::Place;
 
-use super::capacity::DeserializeInCapacity;
-use super::trait_in::{alloc_error, DeserializeIn, Ghost, Seed};
+use super::trait_in::Ghost;
 
 /// A collection that a level file can fill in a [`Heap`] carved beforehand.
 ///
@@ -201,6 +197,7 @@ where
 /// The error of a heap without room for the next element.
 #[cold]
 #[inline(never)]
+#[cfg(any(feature = "alloc", feature = "hashbrown"))]
 fn heap_full<E: serde::de::Error>(heap: &Heap, read: usize) -> E {
     E::custom(format_args!(
         "the heap ({} bytes) has no room for the collection's next element ({read} read; \
@@ -211,8 +208,10 @@ fn heap_full<E: serde::de::Error>(heap: &Heap, read: usize) -> E {
 }
 
 /// Refuses, when the program is built, to read a heap collection with no heap size.
+#[cfg(any(feature = "alloc", feature = "hashbrown"))]
 struct NoHeapSize<T>(PhantomData<T>);
 
+#[cfg(any(feature = "alloc", feature = "hashbrown"))]
 impl<T> NoHeapSize<T> {
     const REFUSE: () = panic!(
         "DeserializeIn: a heap collection needs its heap's size; read it with \
@@ -221,95 +220,117 @@ impl<T> NoHeapSize<T> {
 }
 
 /// Carves a heap of `bytes` from `scope` for one collection, then fills it.
+#[cfg(any(feature = "alloc", feature = "hashbrown"))]
 fn in_new_heap<'de, 's, P, D, T>(scope: P, bytes: usize, deserializer: D) -> Result<T, D::Error>
 where
     P: Place<'s> + Copy,
     D: Deserializer<'de>,
     T: DeserializeInHeap<'s>,
 {
+    use super::trait_in::alloc_error;
+    use crate::heap::carve::try_new_heap_in;
+    use crate::scope::place::Handle as _;
+
     let heap = try_new_heap_in(scope.handle().as_core(), bytes).map_err(alloc_error)?;
     T::deserialize_in_heap(scope, heap, deserializer)
 }
 
-/// Reads a sequence into a `Vec` in a heap.
-struct VecVisitor<'s, P, T> {
-    scope: P,
-    heap: &'s Heap,
-    _t: Ghost<'s, T>,
-}
+/// allocator-api2's `Vec` in a heap (it needs `alloc`).
+#[cfg(feature = "alloc")]
+mod vec {
+    use core::fmt;
+    use core::marker::PhantomData;
 
-impl<'de, 's, P, T> Visitor<'de> for VecVisitor<'s, P, T>
-where
-    P: Place<'s> + Copy,
-    T: DeserializeIn<'s>,
-{
-    type Value = HeapVec<T, &'s Heap>;
+    use allocator_api2::vec::Vec as HeapVec;
+    use serde::de::{Deserializer, SeqAccess, Visitor};
 
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a sequence")
-    }
+    use crate::heap::Heap;
+    use crate::scope::place::Place;
+    use crate::serde::capacity::DeserializeInCapacity;
+    use crate::serde::trait_in::{DeserializeIn, Ghost, Seed};
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut v = HeapVec::new_in(self.heap);
-        // A length the format gives is reserved at once (a wrong one only costs room:
-        // `try_reserve` fails for more than the heap has, which the file then is).
-        if let Some(n) = seq.size_hint() {
-            v.try_reserve_exact(n)
-                .map_err(|_| heap_full(self.heap, 0))?;
-        }
-        while let Some(value) = seq.next_element_seed(Seed::<P, T>::new(self.scope))? {
-            if v.try_reserve(1).is_err() {
-                return Err(heap_full(self.heap, v.len() + 1));
-            }
-            v.push(value);
-        }
-        Ok(v)
-    }
-}
+    use crate::serde::heap::{heap_full, in_new_heap, DeserializeInHeap, NoHeapSize};
 
-impl<'s, T: DeserializeIn<'s>> DeserializeInHeap<'s> for HeapVec<T, &'s Heap> {
-    fn deserialize_in_heap<'de, P, D>(
+    /// Reads a sequence into a `Vec` in a heap.
+    struct VecVisitor<'s, P, T> {
         scope: P,
         heap: &'s Heap,
-        deserializer: D,
-    ) -> Result<Self, D::Error>
-    where
-        P: Place<'s> + Copy,
-        D: Deserializer<'de>,
-    {
-        deserializer.deserialize_seq(VecVisitor {
-            scope,
-            heap,
-            _t: PhantomData,
-        })
+        _t: Ghost<'s, T>,
     }
-}
 
-/// Refused when the program is built: see [`DeserializeInHeap`].
-impl<'s, T: DeserializeIn<'s>> DeserializeIn<'s> for HeapVec<T, &'s Heap> {
-    fn deserialize_in<'de, P, D>(_: P, _: D) -> Result<Self, D::Error>
+    impl<'de, 's, P, T> Visitor<'de> for VecVisitor<'s, P, T>
     where
         P: Place<'s> + Copy,
-        D: Deserializer<'de>,
+        T: DeserializeIn<'s>,
     {
-        #[allow(clippy::let_unit_value)]
-        let () = NoHeapSize::<Self>::REFUSE;
-        unreachable!()
+        type Value = HeapVec<T, &'s Heap>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a sequence")
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let mut v = HeapVec::new_in(self.heap);
+            // A length the format gives is reserved at once (a wrong one only costs room:
+            // `try_reserve` fails for more than the heap has, which the file then is).
+            if let Some(n) = seq.size_hint() {
+                v.try_reserve_exact(n)
+                    .map_err(|_| heap_full(self.heap, 0))?;
+            }
+            while let Some(value) = seq.next_element_seed(Seed::<P, T>::new(self.scope))? {
+                if v.try_reserve(1).is_err() {
+                    return Err(heap_full(self.heap, v.len() + 1));
+                }
+                v.push(value);
+            }
+            Ok(v)
+        }
     }
-}
 
-/// The capacity is the bytes of a heap carved for this vector alone.
-impl<'s, T: DeserializeIn<'s>> DeserializeInCapacity<'s> for HeapVec<T, &'s Heap> {
-    fn deserialize_in_capacity<'de, P, D>(
-        scope: P,
-        capacity: usize,
-        deserializer: D,
-    ) -> Result<Self, D::Error>
-    where
-        P: Place<'s> + Copy,
-        D: Deserializer<'de>,
-    {
-        in_new_heap(scope, capacity, deserializer)
+    impl<'s, T: DeserializeIn<'s>> DeserializeInHeap<'s> for HeapVec<T, &'s Heap> {
+        fn deserialize_in_heap<'de, P, D>(
+            scope: P,
+            heap: &'s Heap,
+            deserializer: D,
+        ) -> Result<Self, D::Error>
+        where
+            P: Place<'s> + Copy,
+            D: Deserializer<'de>,
+        {
+            deserializer.deserialize_seq(VecVisitor {
+                scope,
+                heap,
+                _t: PhantomData,
+            })
+        }
+    }
+
+    /// Refused when the program is built: see [`DeserializeInHeap`].
+    impl<'s, T: DeserializeIn<'s>> DeserializeIn<'s> for HeapVec<T, &'s Heap> {
+        fn deserialize_in<'de, P, D>(_: P, _: D) -> Result<Self, D::Error>
+        where
+            P: Place<'s> + Copy,
+            D: Deserializer<'de>,
+        {
+            #[allow(clippy::let_unit_value)]
+            let () = NoHeapSize::<Self>::REFUSE;
+            unreachable!()
+        }
+    }
+
+    /// The capacity is the bytes of a heap carved for this vector alone.
+    impl<'s, T: DeserializeIn<'s>> DeserializeInCapacity<'s> for HeapVec<T, &'s Heap> {
+        fn deserialize_in_capacity<'de, P, D>(
+            scope: P,
+            capacity: usize,
+            deserializer: D,
+        ) -> Result<Self, D::Error>
+        where
+            P: Place<'s> + Copy,
+            D: Deserializer<'de>,
+        {
+            in_new_heap(scope, capacity, deserializer)
+        }
     }
 }
 
