@@ -3,8 +3,9 @@
 //!
 //! Invariant: at most one build is pending, as a task on the async compute pool that
 //! takes a free slot ([`Slots::load_concurrent`]) and builds the level there. (Not
-//! [`Slots::load_concurrent_async`]: its `Loaded` borrows the name it is given, so a
-//! task that owns the name cannot return the level.)
+//! the waiting [`Slots::load_concurrent_async`]: the slot a build waits for is often
+//! the playing level's, which only the swap frees, so a build with no free slot fails
+//! at once into [`LevelSlots::last_error`] instead of waiting for ever.)
 //! The swap moves the finished level into `current` and drops the one it replaces on
 //! the main schedule's thread, so its slot unloads there and is free for the next
 //! build. A build needs a free slot while the current level plays: give the set at
