@@ -5,14 +5,14 @@
 //!
 //! The heap comes first: either the caller carves it and passes it in a [`HeapSeed`]
 //! (several collections may share it), or the collection's
-//! [`DeserializeInCapacity`] carves one of the given size from the scope being loaded,
+//! [`DeserializeInCapacity`](super::DeserializeInCapacity) carves one of the given size from the scope being loaded,
 //! which is what `#[scope(capacity = BYTES)]` on a derived field does. Then the
 //! collection is made empty in the heap and fills from the file, one element at a
 //! time; what the elements themselves place (strings, slices) goes to the scope, as
-//! for any [`DeserializeIn`] value.
+//! for any [`DeserializeIn`](super::DeserializeIn) value.
 //!
 //! A heap collection has no size of its own to read from a file, so reading one
-//! through plain [`DeserializeIn`] (a [`Seed`](super::Seed), a derived field without
+//! through plain [`DeserializeIn`](super::DeserializeIn) (a [`Seed`](super::Seed), a derived field without
 //! `#[scope(capacity = ..)]`) is refused when the program is built (E0080), as placing
 //! a value that may not get a finalizer is.
 //!
@@ -40,9 +40,9 @@ use super::trait_in::Ghost;
 /// it from `de`; what its elements reference (`&'s str`, slices) is placed in `scope`.
 /// Implemented for `allocator_api2::vec::Vec<T, &'s Heap>` and, with the feature
 /// `hashbrown`, `hashbrown::HashMap<K, V, S, &'s Heap>` (keys and values read with
-/// [`DeserializeIn`]; a key seen twice keeps its last value, as serde's maps do).
+/// [`DeserializeIn`](super::DeserializeIn); a key seen twice keeps its last value, as serde's maps do).
 ///
-/// A heap collection is also [`DeserializeInCapacity`]: the capacity is the bytes of a
+/// A heap collection is also [`DeserializeInCapacity`](super::DeserializeInCapacity): the capacity is the bytes of a
 /// heap carved for it alone from the scope, which is what `#[scope(capacity = BYTES)]`
 /// on a derived field asks for (see the [derive's docs](crate::serde::DeserializeIn)
 /// for one in a slot's level):
