@@ -65,6 +65,41 @@
 //! The outermost scope borrows the [`LinearAllocator`](crate::LinearAllocator) mutably
 //! for the same reason, so two outermost scopes cannot be live at once.
 //!
+//! ## Suspended, not frozen
+//!
+//! Scratch scopes ([`scratch`](crate::scratch()), [`ScratchPads`](crate::ScratchPads))
+//! open a child without borrowing the parent: a helper function opens one wherever it is
+//! called. The parent's cursor is *suspended* instead, so a new allocation through it
+//! panics (or returns [`AllocErrorKind::NotInnermost`](crate::AllocErrorKind::NotInnermost)).
+//! What the parent handed out before the child opened still works, and may still change
+//! the parent: a builder made earlier has already claimed its room, so freezing it
+//! links the parent's finalizer record without a bump, and a heap made earlier still
+//! allocates in its own region. A caller cannot know whether a function it calls opens
+//! scratch, so this is allowed:
+//!
+//! ```
+//! let names = scope_stack::scratch(|outer| {
+//!     let outer = &**outer;
+//!     let mut names = scope_stack::Place::new_vec(&outer);
+//!     names.push(String::from("frog"));
+//!     scope_stack::scratch(|inner| {
+//!         inner.alloc_str("a helper's temporary");
+//!         // The builder's room was claimed before `inner` opened: freezing it links
+//!         // a finalizer record on `outer`, and places nothing new.
+//!         names.into_slice().len()
+//!     })
+//! });
+//! assert_eq!(names, 1);
+//! ```
+//!
+//! A reader on another thread (a [`MapHandle`](crate::MapHandle), a concurrent scope's
+//! [`report`](crate::ConcurrentScope::report)) therefore relies only on what cannot
+//! change or is published for it: a suspended scope's finalizer chain is read through
+//! an atomic head that the owner publishes each record with (release) and the reader
+//! loads (acquire), so a report shows the records linked up to some moment, newest
+//! first, and may show more in the next report. The list of what each reader reads,
+//! and why each read is safe, is in the module docs of `report::handle`.
+//!
 //! # 3. Destructors run in exact reverse order of construction
 //!
 //! Then the block rewinds to where the scope began. Values that need no drop get no

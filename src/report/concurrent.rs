@@ -2,9 +2,19 @@
 //! claimed, with the thread that claimed it, the bytes used and the tail left over.
 //!
 //! Invariant: everything here is read through atomics and through records that no
-//! thread changes while the concurrent scope is open (the scope records of its
-//! ancestors, which are borrowed), so a report may be taken on any thread while
-//! workers allocate; its figures may trail allocations still in flight.
+//! thread changes while the concurrent scope is open, so a report may be taken on any
+//! thread while workers allocate; its figures may trail allocations still in flight.
+//!
+//! Premises (checked with those of `super::handle`, which a concurrent scope's report
+//! shares through `super::gather::rows_down_from`):
+//! - the region's chunk list and counters are atomics published with release stores;
+//!   the per-thread chains, which their threads link with plain stores, are never read
+//!   while the scope is open;
+//! - the scope records of its ancestors never change while it is open. Their
+//!   finalizer chains may: the parent is borrowed mutably by the open, but an ancestor
+//!   further out may be a scratch scope that is only suspended, whose builders still
+//!   link records (issue 45). Those chains are read through their atomic heads (see
+//!   `crate::scope::finalizer::Chain`).
 
 use alloc::vec::Vec;
 

@@ -6,6 +6,16 @@
 //! (see `crate::scope::info::PoolLink`) and the atomics behind them, never through a
 //! container object the caller may hold `&mut` to; a loaded slot's contents only under
 //! its read pin (see `crate::slots::table`).
+//!
+//! Premises, as this module's callers may be on another thread than the block's owner
+//! (a `MapHandle`, a concurrent scope's report; the full list is in `super::handle`):
+//! - a scope record and its parents are live and unchanged while the report runs;
+//! - a container may be used from any thread during the report (it was made before
+//!   the watched scope opened, or is `Sync`), so only its atomics are read, and a
+//!   heap's row is taken under its lock in one acquisition;
+//! - a scope's finalizer chain may still grow while its child is open (a suspended
+//!   scratch scope's builders freeze), so [`rows_down_from`] reads a chain only through
+//!   its atomic head, never its counters; and never the innermost one for a handle.
 use alloc::string::String;
 use alloc::vec::Vec;
 

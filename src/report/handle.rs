@@ -4,20 +4,56 @@
 //! `Sync`: its owner changes its state without synchronisation, and its child scopes'
 //! records live in the owner's stack frames, which go away without notice. A
 //! `MapHandle` reads only what stays valid, and is safe to read from another thread,
-//! for as long as the scope it was taken from lives:
-//! - the records of that scope and of the scopes it is nested in: their names, starts
-//!   and parents never change while it lives, and the outer scopes' finalizer chains
-//!   are frozen (each is mutably borrowed by the child it opened);
-//! - their container lists and each container's report record (atomics, see
-//!   `crate::scope::info`), and each slot's contents under its read pin (see
-//!   `crate::slots::table`), exactly as any report does;
-//! - the bump pointer and the block's high-water mark, which are relaxed atomics that
-//!   only the owning thread writes (see `crate::block::cursor`).
+//! for as long as the scope it was taken from lives.
+//!
+//! # The premises a handle's report rests on
+//!
+//! Each premise below was checked against every way a scope opens: `scope` (and
+//! `scope_with_budget`), `scratch` / `scratch_for`, [`ScratchPads`](crate::ScratchPads),
+//! `scope_concurrent` and its [`LocalScope`]s, slots of each kind (plain, shared through
+//! a concurrent scope, task through `TaskScope`, `'static` sets), and builders, heaps
+//! and containers made in a parent before a child opened.
+//!
+//! 1. **Records stay put.** The records of the watched scope and of the scopes it is
+//!    nested in (name, start, parent, depth, budget, extras) are written before the
+//!    scope's closure runs and never again while it lives; the outer ones outlive it,
+//!    because every kind of scope nests as a closure on its thread. A slot's scope has
+//!    no parent record, so a handle taken in one stops at the slot. Held for every kind.
+//! 2. **Outer finalizer chains are read through their atomic head.** The premise this
+//!    replaced, "the outer chains are frozen, each parent being borrowed mutably by the
+//!    child it opened", held for `scope` and `scope_concurrent` (a builder holds a
+//!    shared borrow of its scope, so it cannot be alive across a `&mut` open) and did
+//!    **not** hold for `scratch` and `ScratchPads`, whose parent is only suspended: a
+//!    builder made before the inner scope opened links its record when it freezes, and
+//!    a report on another thread read the chain's `Cell`s while it did (issue 45, a data
+//!    race Miri found). The chain's head is now an atomic that the owner publishes each
+//!    record with (release) and a report loads (acquire), and a linked record's `next`
+//!    never changes; so a report walks the records linked up to some moment. Holds for
+//!    every kind. The watched scope's own chain is not read (as before): its count is
+//!    shown as 0, since it changes with every placement.
+//! 3. **Containers are read through their report records.** A scope's container list
+//!    and each container's report record are atomics (see `crate::scope::info`); a
+//!    pool, dense pool or store made before a child opened may change at any time,
+//!    from any thread, and its snapshot reads only atomics, so its figures are each
+//!    exact when read and may disagree by operations in flight. A heap's row is taken
+//!    under the heap's own lock, every figure under one acquisition, so it never
+//!    counts a block as both used and free. Held for every kind.
+//! 4. **A slot's contents are read under its read pin** (see `crate::slots::table`):
+//!    the holder cannot unload the slot while the pin lives, and no pin succeeds once
+//!    its unload has begun. Held for plain, shared, task and `'static` sets alike, since
+//!    they share the table.
+//! 5. **The bump pointer and the high-water mark are relaxed atomics** that only the
+//!    owning thread writes (see `crate::block::cursor`); a scratch child has a cursor
+//!    of its own, and the handle reads the block's active one at the moment it looks.
+//!    Held for every kind; the figures are a snapshot.
+//! 6. **A concurrent scope is read through its shared state** (see `super::concurrent`):
+//!    the chunk list is published with release stores, and the per-thread chains are
+//!    never read while the scope is open. Held.
 //!
 //! It never reads the scopes opened above it (their records may be gone by the time it
-//! follows a pointer), nor the watched scope's own finalizer chain, which its owner is
-//! still linking. Invariant: everything a handle's report reads is either immutable
-//! for the handle's lifetime or read through atomics or a slot's read pin.
+//! follows a pointer), nor the watched scope's own finalizer chain. Invariant:
+//! everything a handle's report reads is either immutable for the handle's lifetime or
+//! read through atomics, a slot's read pin, or a heap's lock.
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -49,7 +85,9 @@ use super::map::MemoryMap;
 ///   bytes but not listed, and the room that a concurrent scope opened above it has
 ///   claimed is not counted;
 /// - that scope's `finalizers` as 0 (its owner links new ones as it places; the
-///   scopes below it show theirs);
+///   scopes below it show theirs). A scratch scope below it is only suspended, not
+///   frozen: a builder it made earlier may still freeze and add a record, so its count
+///   may grow between two reports (each report shows whole records);
 /// - containers and slots as each one's report record stands when it is read.
 ///
 /// From a concurrent scope ([`ConcurrentScope::map_handle`], [`LocalScope::map_handle`])
@@ -107,9 +145,10 @@ impl core::fmt::Debug for MapHandle<'_> {
     }
 }
 
-// SAFETY: a handle reads, from any thread, only what the module docs list: records and
-// chains that nothing writes while the watched scope lives (`'s`), atomics, and slot
-// contents under their read pins. It writes nothing. So sharing or sending it lets no
+// SAFETY: a handle reads, from any thread, only what the module docs list: records
+// that nothing writes while the watched scope lives (`'s`), finalizer chains through
+// their atomic heads (acquire; records are immutable once published), atomics, slot
+// contents under their read pins, and heap rows under the heap's lock. It writes nothing. So sharing or sending it lets no
 // two threads touch the same non-atomic memory with a write among them.
 unsafe impl Send for MapHandle<'_> {}
 // SAFETY: as above.

@@ -74,6 +74,8 @@ pub(crate) fn scope_row(
     let mut finalizer_offsets = Vec::new();
     let concurrent = concurrent_of(info).map(|c| concurrent_report(c, block_start));
     if concurrent.is_none() && read_chain {
+        // Through the chain's atomic head: a suspended scratch scope's builders may
+        // link records while this runs (see `super::handle`, premise 2).
         info.chain
             .for_each_record(|addr| finalizer_offsets.push(addr - block_start));
         finalizer_offsets.reverse();

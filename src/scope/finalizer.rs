@@ -28,6 +28,7 @@ use core::any::TypeId;
 use core::cell::Cell;
 use core::mem::{align_of, size_of, MaybeUninit};
 use core::ptr::{self, NonNull};
+use core::sync::atomic::{AtomicPtr, Ordering};
 
 /// One link of the chain: how to destroy the value that follows, and the next record.
 #[repr(C)]
@@ -253,9 +254,24 @@ pub(crate) unsafe fn write_slice_record<T>(record: NonNull<u8>, len: usize) -> N
 /// written when the run is *sealed*, which happens when another record is linked or the
 /// chain runs. Runs of zero-sized types are never open (their values share one address,
 /// so an end cannot count them); each such value gets its own record.
+///
+/// # Readers on other threads
+///
+/// The head is an atomic, so a report on another thread may walk the chain of a scope
+/// whose owner can still link records: a scratch scope suspended by an inner one (rule
+/// 2: suspended, not frozen), whose builders made before the inner scope opened link
+/// their records when they freeze. The owner is the only writer. It writes a record
+/// (its `next` included) before it publishes the record as the head with a release
+/// store, and never writes a linked record's `next` again, so a reader that loads the
+/// head with acquire ([`for_each_record`](Chain::for_each_record)) walks a consistent
+/// chain: the records linked up to some moment, newest first. It reads nothing else
+/// of the chain (not the count, not the open run's fields, which the owner writes with
+/// plain stores). On x86 the release store and the owner's relaxed loads are plain
+/// `mov`s, so the placing paths cost what they did with a `Cell`.
 #[repr(C)]
 pub struct Chain {
-    head: Cell<Option<NonNull<Finalizer>>>,
+    /// The newest record, null when the chain is empty. Written only by the owner.
+    head: AtomicPtr<Finalizer>,
     /// Values in the sealed records (a run counts each of its values, a slice once).
     /// Initialised while `head` is `Some`.
     len: Cell<MaybeUninit<usize>>,
@@ -272,7 +288,7 @@ pub struct Chain {
 impl Chain {
     pub(crate) const fn new() -> Chain {
         Chain {
-            head: Cell::new(None),
+            head: AtomicPtr::new(ptr::null_mut()),
             len: Cell::new(MaybeUninit::uninit()),
             run_type: Cell::new(MaybeUninit::uninit()),
             run_end: Cell::new(MaybeUninit::uninit()),
@@ -281,9 +297,15 @@ impl Chain {
         }
     }
 
+    /// The newest record, as the owner sees it (its own stores; relaxed is enough).
+    #[inline(always)]
+    fn head(&self) -> Option<NonNull<Finalizer>> {
+        NonNull::new(self.head.load(Ordering::Relaxed))
+    }
+
     /// The open run's values so far, or `None` when the head is not an open run.
     fn open_run_len(&self) -> Option<usize> {
-        self.head.get()?;
+        self.head()?;
         // SAFETY: `run_type` is initialised while the chain has a head, and the run
         // fields while it is `Some` (type invariant). An open run's size is non-zero.
         unsafe {
@@ -296,12 +318,12 @@ impl Chain {
     /// Whether no finalizer is linked (closing the scope then runs nothing).
     #[inline]
     pub(crate) fn is_empty(&self) -> bool {
-        self.head.get().is_none()
+        self.head().is_none()
     }
 
     /// Number of values linked so far (a run counts each of its values, a slice once).
     pub(crate) fn len(&self) -> usize {
-        match self.head.get() {
+        match self.head() {
             // SAFETY: `len` is initialised while the chain has a head (type invariant).
             Some(_) => self.open_run_len().unwrap_or(0) + unsafe { self.len.get().assume_init() },
             None => 0,
@@ -311,7 +333,7 @@ impl Chain {
     /// Writes the open run's count into its record and closes it, so nothing more is
     /// appended and the record can run.
     fn seal(&self) {
-        if let (Some(n), Some(head)) = (self.open_run_len(), self.head.get()) {
+        if let (Some(n), Some(head)) = (self.open_run_len(), self.head()) {
             // SAFETY: the head is an open run, so a `RunFinalizer` we may update; `len`
             // is initialised while the chain has a head.
             unsafe {
@@ -327,7 +349,7 @@ impl Chain {
     /// next `T` may be placed there with [`grow_run`](Self::grow_run).
     #[inline]
     pub(crate) fn run_end<T: 'static>(&self, at: usize) -> Option<usize> {
-        self.head.get()?;
+        self.head()?;
         // SAFETY: `run_type` is initialised while the chain has a head, and `run_end`
         // while `run_type` is `Some` (type invariant).
         unsafe {
@@ -380,7 +402,9 @@ impl Chain {
     /// Calls `f` with the address of every linked record, newest first (for reports).
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) fn for_each_record(&self, mut f: impl FnMut(usize)) {
-        let mut at = self.head.get();
+        // Acquire: pairs with the release store in `link`, so every record reachable from
+        // this head, and its `next`, was written before it was published.
+        let mut at = NonNull::new(self.head.load(Ordering::Acquire));
         while let Some(rec) = at {
             f(rec.as_ptr().addr());
             // SAFETY: linked records stay valid until `run_all` empties the chain, which
@@ -398,7 +422,7 @@ impl Chain {
     pub(crate) unsafe fn link(&self, record: NonNull<u8>) {
         self.seal();
         let rec = record.cast::<Finalizer>();
-        let old = self.head.get();
+        let old = self.head();
         // SAFETY: per the caller, `rec` is a written record we may update.
         unsafe { ptr::addr_of_mut!((*rec.as_ptr()).next).write(old) };
         let len = match old {
@@ -406,7 +430,9 @@ impl Chain {
             Some(_) => 1 + unsafe { self.len.get().assume_init() },
             None => 1,
         };
-        self.head.set(Some(rec));
+        // Release: a reader on another thread that loads this head (acquire) sees the
+        // record written, its `next` included (see the type's docs).
+        self.head.store(rec.as_ptr(), Ordering::Release);
         self.run_type.set(MaybeUninit::new(None));
         self.len.set(MaybeUninit::new(len));
     }
@@ -418,11 +444,13 @@ impl Chain {
     #[inline]
     pub(crate) unsafe fn run_all(&self) {
         // An empty chain (the usual case for a short scope) is left untouched: no store.
-        let Some(head) = self.head.get() else {
+        let Some(head) = self.head() else {
             return;
         };
         self.seal();
-        self.head.set(None);
+        // No reader is left: the scope (or slot) is ending, and a report reads a chain
+        // only while its scope lives.
+        self.head.store(ptr::null_mut(), Ordering::Relaxed);
         let head = Some(head);
         // SAFETY: forwarded from the caller; the head was taken, so no record runs twice.
         unsafe { run_from(head) }

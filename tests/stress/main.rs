@@ -12,3 +12,4 @@ mod pool_stress;
 mod report_race;
 mod slots_stress;
 mod store_stress;
+mod suspended_chain;
