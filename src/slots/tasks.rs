@@ -13,9 +13,30 @@
 //! came before would order the unload's fence before the task's), so it finds the
 //! waker; if the unload's fence comes first, the task's look finds the freed slot.
 //!
-//! A woken task that finds no slot (another took it) stores its waker again. A task is
-//! counted from its first `Pending` until it gets a slot or its future is dropped, so a
-//! dropped future leaves nothing behind.
+//! A woken task that finds no slot (another took it) stores its waker again.
+//!
+//! `waiters` counts a task while its waker is stored, not while it holds a ticket: the
+//! count goes up when a poll stores a waker in an empty entry, and down when an unload
+//! takes the waker to wake it, or when the task gets a slot or its future is dropped
+//! while its waker is still stored. All three happen under the list's lock, so the
+//! tasks' share of `waiters` is the number of stored wakers. This is what makes a
+//! future that is `mem::forget`-ed while it waits cheap: its drop never runs, so its
+//! ticket is never given back, but the next unload wakes its stored waker (as it would
+//! any task's), which uncounts it, and from then on unloads take the fast path again (a
+//! fence and a load of `waiters`). What it keeps for the set's life is one empty entry
+//! of the list. The no-lost-wake-up argument above still holds: an unload that reads
+//! the count after a task's fence reads a value that includes the task's increment,
+//! and a decrement that cancels it comes only from a wake that took the task's waker
+//! (and so woke it); every other decrement cancels an increment of its own.
+//!
+//! Lock discipline: a waker's `clone` and `drop` are user code, and the usual waker
+//! (an `Arc` of a task through `std::task::Wake`) drops its task, and the futures the
+//! task owns, when its last reference goes. One of those may be another waiting load
+//! of the same set, whose drop takes this list's lock. So nothing here clones, drops or
+//! wakes a waker while it holds the lock: a poll clones the new waker before it takes
+//! the lock and swaps it in under it, and the waker taken out (by a swap, a `leave` or
+//! a wake) is dropped or woken after the guard is gone. Only `Waker::will_wake` runs
+//! under the lock, and it compares pointers.
 //!
 //! The list of wakers (`super::wakers`) is a `Vec` on the global heap: it grows to the
 //! most tasks that ever waited at once, and is reused after that (rule 6 holds after
@@ -42,37 +63,63 @@ struct WaitForSlot<'a> {
 }
 
 impl WaitForSlot<'_> {
-    /// Stores `waker` as this task's, and counts the task in `waiters` the first time.
+    /// Stores `waker` as this task's, and counts the task in `waiters` when its entry
+    /// held no waker (its first `Pending`, or the first since a wake took the waker).
     fn register(&mut self, waker: &Waker) {
-        let mut list = self.slots.tasks.lock();
-        match self.ticket {
-            Some(t) => match &mut list.wakers[t] {
-                Some(w) if w.will_wake(waker) => {}
-                entry => *entry = Some(waker.clone()),
-            },
-            None => {
-                let t = match list.free.pop() {
-                    Some(t) => t,
-                    None => {
-                        list.wakers.push(None);
-                        list.wakers.len() - 1
+        // A waker's `clone` and `drop` are user code, which may drop another waiting
+        // future of this set (whose `leave` takes the lock): both run outside the lock.
+        let mine = waker.clone();
+        let unused = {
+            let mut list = self.slots.tasks.lock();
+            match self.ticket {
+                Some(t) => match &mut list.wakers[t] {
+                    // `will_wake` compares pointers only: no user code under the lock.
+                    // The clone made for nothing is dropped after the lock.
+                    Some(stored) if stored.will_wake(waker) => Some(mine),
+                    Some(stored) => Some(core::mem::replace(stored, mine)),
+                    entry @ None => {
+                        *entry = Some(mine);
+                        // Under the lock, before the fence in `poll`: see the module docs.
+                        self.slots.waiters.fetch_add(1, Ordering::Relaxed);
+                        None
                     }
-                };
-                list.wakers[t] = Some(waker.clone());
-                self.ticket = Some(t);
-                // Under the lock, before the fence in `poll`: see the module docs.
-                self.slots.waiters.fetch_add(1, Ordering::Relaxed);
+                },
+                None => {
+                    let t = match list.free.pop() {
+                        Some(t) => t,
+                        None => {
+                            list.wakers.push(None);
+                            list.wakers.len() - 1
+                        }
+                    };
+                    list.wakers[t] = Some(mine);
+                    self.ticket = Some(t);
+                    // Under the lock, before the fence in `poll`: see the module docs.
+                    self.slots.waiters.fetch_add(1, Ordering::Relaxed);
+                    None
+                }
             }
-        }
+        };
+        // The lock is released: the waker this task no longer needs may run user code.
+        drop(unused);
     }
 
-    /// Gives the ticket back (the task got a slot, or its future is dropped).
+    /// Gives the ticket back (the task got a slot, or its future is dropped), and
+    /// uncounts the task if its waker was still stored.
     fn leave(&mut self) {
         if let Some(t) = self.ticket.take() {
-            let mut list = self.slots.tasks.lock();
-            list.wakers[t] = None;
-            list.free.push(t);
-            self.slots.waiters.fetch_sub(1, Ordering::Relaxed);
+            let stored = {
+                let mut list = self.slots.tasks.lock();
+                let stored = list.wakers[t].take();
+                list.free.push(t);
+                if stored.is_some() {
+                    self.slots.waiters.fetch_sub(1, Ordering::Relaxed);
+                }
+                stored
+            };
+            // Dropped after the lock is released: it may run user code that drops
+            // another waiting future of this set, whose `leave` takes the lock.
+            drop(stored);
         }
     }
 }
@@ -115,6 +162,16 @@ impl Slots {
     /// The `Loaded` it gives is [`Plain`](crate::Plain) (it stays on the thread that
     /// polled last); use [`load_concurrent_async`](Self::load_concurrent_async) for one
     /// that crosses threads, as a work-stealing runtime's tasks do.
+    ///
+    /// A future that is `mem::forget`-ed while it waits keeps one empty entry of the
+    /// set's waker list for the set's life, and costs unloads nothing after the next
+    /// one: that unload wakes its waker once and stops counting it (the set counts a
+    /// waiting task only while it keeps the task's waker, not while the task holds its
+    /// place in the list).
+    ///
+    /// The set never clones, drops or wakes a waker while it holds its waker lock, so
+    /// a waker whose `clone` or `drop` drops another waiting load of the same set (a
+    /// task that owns its future, whose last reference the set holds) is fine.
     ///
     /// # Panics
     /// When the root does not fit in the slot (as [`load_wait`](Self::load_wait)).
@@ -169,7 +226,9 @@ impl Slots {
     /// Like [`load_task_wait`](Self::load_task_wait), but as a future; see
     /// [`load_async`](Self::load_async). The future is `Send` when `build` is, and the
     /// [`Task`] `Loaded` it gives is `Send` when its root is: the request's arena of a
-    /// task on a work-stealing runtime, at the cost of a plain slot.
+    /// task on a work-stealing runtime, at the cost of a plain slot. Forgetting the
+    /// future while it waits, and wakers that re-enter the set, are as for
+    /// [`load_async`](Self::load_async).
     ///
     /// # Panics
     /// When the root does not fit in the slot.
@@ -226,7 +285,9 @@ impl Slots {
     /// Like [`load_concurrent_wait`](Self::load_concurrent_wait), but as a future;
     /// see [`load_async`](Self::load_async). The future is `Send` when `build` is, and
     /// the [`Shared`] `Loaded` it gives is `Send` when its root is, so it may run on a
-    /// work-stealing runtime and its slot may cross `.await`s and threads.
+    /// work-stealing runtime and its slot may cross `.await`s and threads. Forgetting
+    /// the future while it waits, and wakers that re-enter the set, are as for
+    /// [`load_async`](Self::load_async).
     ///
     /// # Panics
     /// When the root does not fit in the slot.
@@ -281,5 +342,105 @@ impl Slots {
                 Err(e) => panic!("{e}"),
             }
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use core::pin::Pin;
+    use core::task::{Context, Poll, Waker};
+    use std::boxed::Box;
+    use std::sync::Arc;
+    use std::task::Wake;
+
+    use super::{Future, Ordering, Slots, WaitForSlot};
+
+    crate::slot_root!(struct Number = for<'s> u32);
+
+    /// A waker that does nothing.
+    struct Quiet;
+    impl Wake for Quiet {
+        fn wake(self: Arc<Self>) {}
+    }
+
+    fn waiters(slots: &Slots) -> u32 {
+        slots.waiters.load(Ordering::SeqCst)
+    }
+
+    /// A waiting future that is forgotten is counted until the next unload wakes its
+    /// waker, and not after: later unloads find `waiters` at 0 (their fast path), and a
+    /// new waiter is counted and uncounted as usual. (`WaitForSlot` is `Unpin`, so it
+    /// is forgotten here without a leaked box.)
+    #[test]
+    fn a_forgotten_waiting_future_is_uncounted_by_the_next_unload() {
+        let slots = Slots::leak("forget", 1, 4096).unwrap();
+        let waker = Waker::from(Arc::new(Quiet));
+        let mut cx = Context::from_waker(&waker);
+        let held = slots.load::<Number>("held", |_| 1).unwrap();
+        let mut wait = WaitForSlot {
+            slots,
+            ticket: None,
+        };
+        assert!(Pin::new(&mut wait).poll(&mut cx).is_pending());
+        assert_eq!(waiters(slots), 1);
+        core::mem::forget(wait);
+        drop(held);
+        assert_eq!(
+            waiters(slots),
+            0,
+            "the unload took the waker and uncounted it"
+        );
+        assert!(slots.tasks.lock().wakers[0].is_none());
+
+        for _ in 0..3 {
+            drop(slots.load::<Number>("plain", |_| 2).unwrap());
+            assert_eq!(waiters(slots), 0);
+        }
+
+        // A later waiter takes a new ticket (the forgotten one is never given back),
+        // is counted while its waker is stored, and is uncounted by its wake.
+        let held = slots.load::<Number>("held", |_| 1).unwrap();
+        let mut load = Box::pin(slots.load_async::<Number>("waiter", |_| 3));
+        assert!(load.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(waiters(slots), 1);
+        drop(held);
+        assert_eq!(waiters(slots), 0);
+        // Woken: polled again, it gets the slot and gives its ticket back.
+        match load.as_mut().poll(&mut cx) {
+            Poll::Ready(loaded) => assert_eq!(loaded.with(|n| *n), 3),
+            Poll::Pending => panic!("woken with a free slot, yet pending"),
+        }
+        assert_eq!(waiters(slots), 0);
+        {
+            let list = slots.tasks.lock();
+            assert_eq!(list.wakers.len(), 2, "the forgotten ticket is kept");
+            assert_eq!(list.free, [1]);
+        }
+        assert_eq!(slots.loaded(), 0);
+    }
+
+    /// A woken task that polls again without a slot stores its waker again and is
+    /// counted again; dropping it then uncounts it.
+    #[test]
+    fn a_woken_task_that_waits_again_is_counted_again() {
+        let slots = Slots::leak("again", 1, 4096).unwrap();
+        let waker = Waker::from(Arc::new(Quiet));
+        let mut cx = Context::from_waker(&waker);
+        let first = slots.load::<Number>("first", |_| 1).unwrap();
+        let mut wait = WaitForSlot {
+            slots,
+            ticket: None,
+        };
+        assert!(Pin::new(&mut wait).poll(&mut cx).is_pending());
+        drop(first);
+        assert_eq!(waiters(slots), 0);
+        // Another load takes the freed slot before the woken task polls.
+        let second = slots.load::<Number>("second", |_| 2).unwrap();
+        assert!(Pin::new(&mut wait).poll(&mut cx).is_pending());
+        assert_eq!(waiters(slots), 1);
+        drop(wait);
+        assert_eq!(waiters(slots), 0);
+        drop(second);
+        assert_eq!(waiters(slots), 0);
     }
 }

@@ -37,7 +37,7 @@ impl Slots {
             // Threads sleeping in a blocking load, and tasks waiting in an async one
             // (`super::tasks`), count in the same `waiters`.
             self.futex.bump_and_wake_all();
-            self.tasks.wake_all();
+            self.tasks.wake_all(&self.waiters);
         }
     }
 
