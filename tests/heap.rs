@@ -623,3 +623,115 @@ fn freed_blocks_shrunk_tails_and_moved_from_blocks_are_painted() {
         assert_eq!((heap.used(), heap.live()), (0, 0));
     });
 }
+
+/// One field of a heap's `Debug` text, `name: 123`.
+fn debug_field(text: &str, name: &str) -> usize {
+    let at = text.find(&format!(" {name}: ")).unwrap() + name.len() + 3;
+    let digits: String = text[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_digit())
+        .collect();
+    digits.parse().unwrap()
+}
+
+/// Issue 45: a heap's row in a report is one moment of the heap. Two threads allocate
+/// and free through the heap's allocator without pause while a third takes the level's
+/// map through a `MapHandle` (and the heap's `Debug` text) in a loop and checks that
+/// the figures agree with one another. Every block is free or holds one allocation,
+/// and the blocks always add up to what the empty heap had free, so:
+/// - `used + free` is at most the empty heap's free bytes (so at most `capacity`);
+/// - an allocation of `n` bytes aligned to 8 takes a block of at most `n + 64` (a
+///   16-byte header, rounding to 16 and a remainder too small to split off: rlsf's
+///   layout, pinned in `Cargo.toml`), so `used + free + 64 * live` is at least that;
+/// - with nothing live every block has merged again: one free block, as when empty;
+/// - free blocks never touch, so there are at most `live + 1` of them;
+/// - the largest free block is part of `free`; the high-water mark is at least `used`.
+///
+/// When a row read the counters under one lock and walked the blocks under another, a
+/// block freed between the two was counted as used and as free, and one allocated
+/// between them as neither: on a two-core machine about one row in a hundred broke the
+/// first two rules, so the loop below broke them hundreds of times.
+#[test]
+fn a_heap_row_is_one_moment_of_the_heap_while_threads_allocate_and_free() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Reports taken while the workers run.
+    const REPORTS: usize = if cfg!(miri) { 4 } else { 10_000 };
+    /// Bytes a block may take beyond its allocation (see above).
+    const BLOCK_OVERHEAD: usize = 64;
+
+    /// Tells the workers to stop when the reporter is done, or fails.
+    struct StopOnDrop<'a>(&'a AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+
+    let mut memory = memory(1 << 20);
+    memory.scope("level", |level| {
+        let heap = level.new_heap(heap_bytes(64 << 10));
+        let capacity = heap.capacity();
+        let empty_free = heap.free();
+        let large = Layout::from_size_align(capacity / 8, 8).unwrap();
+        let small = Layout::from_size_align(24, 8).unwrap();
+        let map = level.map_handle();
+        let stop = AtomicBool::new(false);
+        std::thread::scope(|t| {
+            for _ in 0..2 {
+                let stop = &stop;
+                // Straight to the allocator, so a worker spends its time in the heap's
+                // calls, and often waits for its lock.
+                t.spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        let a = heap.allocate(large).unwrap().cast::<u8>();
+                        let b = heap.allocate(small).unwrap().cast::<u8>();
+                        // SAFETY: each was allocated just above with the layout given,
+                        // and is freed once.
+                        unsafe {
+                            heap.deallocate(a, large); // leaves a hole before `b`
+                            heap.deallocate(b, small);
+                        }
+                    }
+                });
+            }
+            t.spawn(|| {
+                let _stop = StopOnDrop(&stop);
+                for _ in 0..REPORTS {
+                    let report = map.report();
+                    let row = &report.scopes[0].pools[0];
+                    let h = row.heap.unwrap();
+                    let (used, live, free) = (row.len, h.live, h.free);
+                    let seen = format!(
+                        "used {used} in {live} live, high water {}, free {free} in {} blocks \
+                         (largest {}), capacity {capacity}, free when empty {empty_free}",
+                        row.high_water_len, h.free_blocks, h.largest_free
+                    );
+                    assert_eq!(row.capacity, capacity, "{seen}");
+                    assert!(used + free <= capacity, "{seen}");
+                    assert!(used + free <= empty_free, "{seen}");
+                    assert!(used + free + BLOCK_OVERHEAD * live >= empty_free, "{seen}");
+                    if live == 0 {
+                        assert_eq!((used, free, h.free_blocks), (0, empty_free, 1), "{seen}");
+                    }
+                    assert!(h.free_blocks <= live + 1, "{seen}");
+                    assert!(h.largest_free <= free, "{seen}");
+                    assert!(row.high_water_len >= used, "{seen}");
+
+                    // The heap's `Debug` text is one moment too.
+                    let text = format!("{heap:?}");
+                    let field = |name| debug_field(&text, name);
+                    let (used, live, free) = (field("used"), field("live"), field("free"));
+                    assert!(used + free <= empty_free, "{text}");
+                    assert!(used + free + BLOCK_OVERHEAD * live >= empty_free, "{text}");
+                    if live == 0 {
+                        assert_eq!((used, free), (0, empty_free), "{text}");
+                    }
+                    assert!(field("largest_free") <= free, "{text}");
+                    assert!(field("high_water") >= used, "{text}");
+                }
+            });
+        });
+        assert_eq!((heap.used(), heap.live(), heap.free()), (0, 0, empty_free));
+    });
+}

@@ -55,7 +55,9 @@
 //! `Heap` is `Sync`: every call takes a small lock (see `lock.rs`), so collections on
 //! different threads may share one heap, and a level loaded on a loader thread with
 //! [`load_concurrent`](crate::Slots::load_concurrent) can hold one and be played on the
-//! game thread.
+//! game thread. A report's heap row and the heap's `Debug` text take every figure
+//! under one hold of the lock, so they describe one moment even while other threads
+//! allocate and free.
 //!
 //! # Profiler
 //!
@@ -286,26 +288,50 @@ impl Heap {
 
     /// Walks the region's blocks under the lock.
     fn walk(&self) -> Walk {
-        self.with(|s| {
-            let mut w = Walk {
-                free: 0,
-                largest: 0,
-                free_blocks: 0,
-            };
-            let pool = NonNull::slice_from_raw_parts(self.pool, self.capacity);
-            // SAFETY: `pool` is the region the TLSF was given, with the length its
-            // insertion reported (see `carve`), and the lock keeps every block header
-            // still while the walk reads them.
-            for block in unsafe { s.tlsf.iter_blocks(pool) } {
-                if !block.is_occupied() {
-                    w.free += block.size();
-                    w.largest = w.largest.max(block.max_payload_size());
-                    w.free_blocks += 1;
-                }
-            }
-            w
+        self.with(|s| self.walk_locked(s))
+    }
+
+    /// Every figure of the heap, read under one hold of the lock: the counters and a
+    /// walk of the blocks describe the same moment (a block freed between two holds
+    /// would be counted as used and as free).
+    fn figures(&self) -> Figures {
+        self.with(|s| Figures {
+            used: s.used,
+            live: s.live,
+            high_water: s.high_water,
+            walk: self.walk_locked(s),
         })
     }
+
+    /// Counts the free blocks; `s` is the state, borrowed from under the lock.
+    fn walk_locked(&self, s: &State) -> Walk {
+        let mut w = Walk {
+            free: 0,
+            largest: 0,
+            free_blocks: 0,
+        };
+        let pool = NonNull::slice_from_raw_parts(self.pool, self.capacity);
+        // SAFETY: `pool` is the region the TLSF was given, with the length its
+        // insertion reported (see `carve`), and the caller holds the lock (it lent
+        // `s`, which only `with` hands out), which keeps every block header still
+        // while the walk reads them.
+        for block in unsafe { s.tlsf.iter_blocks(pool) } {
+            if !block.is_occupied() {
+                w.free += block.size();
+                w.largest = w.largest.max(block.max_payload_size());
+                w.free_blocks += 1;
+            }
+        }
+        w
+    }
+}
+
+/// The heap's figures at one moment (see `Heap::figures`).
+struct Figures {
+    used: usize,
+    live: usize,
+    high_water: usize,
+    walk: Walk,
 }
 
 /// What a walk of the blocks counts.
@@ -328,15 +354,15 @@ impl core::fmt::Debug for Heap {
     /// # });
     /// ```
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let (used, live, high_water) = self.with(|s| (s.used, s.live, s.high_water));
-        let walk = self.walk();
+        // One hold of the lock, so the figures agree with one another.
+        let fig = self.figures();
         f.debug_struct("Heap")
             .field("capacity", &self.capacity)
-            .field("used", &used)
-            .field("live", &live)
-            .field("high_water", &high_water)
-            .field("free", &walk.free)
-            .field("largest_free", &walk.largest)
+            .field("used", &fig.used)
+            .field("live", &fig.live)
+            .field("high_water", &fig.high_water)
+            .field("free", &fig.walk.free)
+            .field("largest_free", &fig.walk.largest)
             .finish()
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! Invariant: the report record points at the `Heap`, which is only ever reachable
 //! through shared references (no caller holds `&mut` to it), and reads it through the
-//! heap's own lock, so a report taken on any thread sees a consistent state.
+//! heap's own lock, so a report taken on any thread sees a consistent state: every
+//! figure of a row comes from one hold of the lock, so they all describe one moment.
 use core::ptr::NonNull;
 
 use crate::scope::info::{HeapNumbers, PoolLink, PoolSnapshot};
@@ -36,19 +37,21 @@ unsafe fn heap_snapshot(link: &PoolLink) -> PoolSnapshot {
     // SAFETY: `register` named the heap, valid (and only shared) until its scope
     // ends; the caller's contract says it has not.
     let heap: &Heap = unsafe { link.ptr.cast::<Heap>().as_ref() };
-    let (used, live, high_water) = heap.with(|s| (s.used, s.live, s.high_water));
-    let walk = heap.walk();
+    // Every figure of the row from one hold of the lock: read in two, a block freed in
+    // between would count as used and as free (issue 45).
+    let fig = heap.figures();
+    let walk = fig.walk;
     let [addr, bytes, ..] = link.words;
     PoolSnapshot {
-        len: used,
+        len: fig.used,
         capacity: heap.capacity,
-        high_water_len: high_water,
+        high_water_len: fig.high_water,
         high_water_exact: true,
         addr,
         bytes,
         owns: None,
         heap: Some(HeapNumbers {
-            live,
+            live: fig.live,
             free: walk.free,
             free_blocks: walk.free_blocks,
             largest_free: walk.largest,

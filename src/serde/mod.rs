@@ -186,6 +186,27 @@
 //! lifetime: nothing placed during it can be stored anywhere that outlives the slot
 //! (see [`Slots::load`](crate::Slots::load)).
 //!
+//! # Files from players and mods
+//!
+//! A load goes down the file as deep as it nests, a few stack frames per level, and a
+//! level type that contains itself (a tree of `&'s [Node<'s>]`, an `Option<&'s Node<'s>>`
+//! chain) lets a file nest as deep as it likes. Not every format stops it: postcard has
+//! no recursion limit, and a postcard file that nests such a type 100,000 deep overflows
+//! an 8 MiB stack (10,000 deep does in a debug build). A stack overflow is not an error
+//! or a panic: it aborts the process. serde's own `#[derive(Deserialize)]` reads the
+//! same way, so this is no worse than a load into heap types, but it matters for files
+//! you did not write (a player's save, a mod, a level from the network, a request
+//! body). Any of these keeps such a load from aborting:
+//! - a format with a depth limit: serde_json's deserializer fails with an error once
+//!   arrays and maps nest 128 deep (its default recursion limit), and the load then
+//!   fails as for any bad file;
+//! - a loader thread with a stack big enough for the deepest file you accept
+//!   (`std::thread::Builder::stack_size`; a thread that std spawns gets 2 MiB unless told
+//!   otherwise): in postcard each level takes at least one byte of the file, so a limit
+//!   on the file's length bounds the depth;
+//! - a level type that does not contain itself: a tree kept flat (its nodes in one
+//!   slice, children named by index) nests only as deep as its type.
+//!
 //! Invariant of this module: a value with drop glue is placed with a finalizer only when
 //! its [`DropRule`] was made by [`DropRule::finalize`] (which requires `Send + 'static`),
 //! and staged elements are owned by exactly one place at a time (the staging vector, or

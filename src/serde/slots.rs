@@ -38,6 +38,12 @@ impl Slots {
     /// too small (the text names the slot's scope and the bytes asked for), or every
     /// slot held (the text names the holders).
     ///
+    /// A file nested deeper than the stack holds is not an error: the stack overflows
+    /// and the process aborts. Before loading files from players or mods, see
+    /// [files from players and mods](crate::serde#files-from-players-and-mods) (a
+    /// depth-limited format such as serde_json, a loader thread with a bigger stack, or
+    /// a level type that does not contain itself).
+    ///
     /// ```
     /// use scope_stack::{slot_root, LinearAllocator};
     ///
