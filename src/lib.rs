@@ -238,6 +238,9 @@ pub use carve::Carve;
 pub use concurrent::{ConcurrentConfig, ConcurrentScope, LocalScope};
 pub use dense::{DenseHandle, DensePool};
 pub use error::{AllocError, AllocErrorKind, AllocErrorWith, MAX_ERROR_NAME_LEN};
+#[cfg(feature = "alloc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "alloc")))]
+pub use heap::string::HeapString;
 pub use heap::Heap;
 pub use limits::MAX_ALIGN;
 pub use pool::{Handle, Pool, PoolBox, MAX_POOL_CAPACITY, MAX_POOL_SHARDS};

@@ -75,6 +75,10 @@ pub(crate) mod carve;
 mod lock;
 #[cfg(feature = "alloc")]
 pub(crate) mod report;
+// Re-exported at the crate root (lib.rs), not here: `string.rs` names `Heap` from this
+// file, so a `pub use` here would be an import circle (scripts/layers.sh).
+#[cfg(feature = "alloc")]
+pub(crate) mod string;
 
 use core::ptr::NonNull;
 
