@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Counts, with callgrind, the instructions of one load of the level_load benchmark's
-# 1 MB level (JSON and postcard) into heap types and into a scope with DeserializeIn,
+# 1 MB level and its canada-like level (JSON and postcard) into heap types and into a scope with DeserializeIn,
 # and how many of them are spent in the format's own parsing (serde_json's and
 # postcard's functions, and the float and integer parsers they call): deterministic,
 # so the ratio does not depend on a shared machine's noise.
@@ -14,10 +14,11 @@ cargo bench -p benches --profile release --bench level_load --no-run 2>/dev/null
 bin=$(ls -t "$target_dir"/release/deps/level_load-* | grep -v '\.d$' | head -1)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-printf '%-28s %14s %14s %8s\n' "load (1 MB level)" "instructions" "parse" "share"
+printf '%-34s %14s %14s %8s\n' "load" "instructions" "parse" "share"
+for level in 1MB canada; do
 for format in json postcard; do
 for f in profiled_heap_load profiled_scope_load; do
-    LEVEL_LOAD_PROFILE=$format valgrind --tool=callgrind --callgrind-out-file="$out/$format.$f.%p" \
+    LEVEL_LOAD_LEVEL=$level LEVEL_LOAD_PROFILE=$format valgrind --tool=callgrind --callgrind-out-file="$out/$format.$f.%p" \
         --toggle-collect="*$f*" --separate-recs=1 "$bin" >/dev/null 2>&1
     file=$(ls "$out/$format.$f".* | head -1)
     total=$(callgrind_annotate --inclusive=no "$file" 2>/dev/null |
@@ -27,7 +28,9 @@ for f in profiled_heap_load profiled_scope_load; do
     parse=$(callgrind_annotate --inclusive=no --threshold=100 "$file" 2>/dev/null |
         awk '/(serde_json::|postcard::|core::num::dec2flt|lexical|memchr|zerocopy)/ {
             gsub(",", "", $1); s += $1 } END { print s + 0 }')
-    printf '%-28s %14s %14s %7.1f%%\n' "$format ${f#profiled_}" "$total" "$parse" \
+    printf '%-34s %14s %14s %7.1f%%\n' "$level $format ${f#profiled_}" "$total" "$parse" \
         "$(awk -v p="$parse" -v t="$total" 'BEGIN { print 100 * p / t }')"
+    rm -f "$out/$format.$f".*
+done
 done
 done

@@ -2,8 +2,10 @@
 //! into a scope or a slot with `DeserializeIn` (issue 39).
 //!
 //! The level is generated here: entities with names, tags and component arrays, nested
-//! polygon lists and a map of properties, sized to about 1 MB and 10 MB of JSON, and
-//! written in JSON (`serde_json`) and in a binary format (`postcard`). Each is loaded
+//! polygon lists and a map of properties, sized to about 1 MB and 10 MB of JSON; and a
+//! canada-like level (only rings of float pairs, the shape of json-benchmark's
+//! `canada.json`). Each is written in JSON (`serde_json`) and in a binary format
+//! (`postcard`). Each is loaded
 //! four ways, in the same run:
 //!
 //! - `heap`: heap types with `#[derive(Deserialize)]` (`Vec`, `String`, `HashMap`);
@@ -220,6 +222,26 @@ fn make_level(n: usize) -> HeapLevel {
     }
 }
 
+/// A canada-like level (the shape of serde-rs/json-benchmark's `canada.json`): no
+/// entities, no properties, and 480 rings of 10 to 450 float pairs, about 2 MB of JSON.
+/// Every ring is a list of elements that place nothing, whose length postcard gives.
+fn make_canada() -> HeapLevel {
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let polygons = (0..480)
+        .map(|_| {
+            (0..10 + rng.below(441))
+                .map(|_| (rng.float(), rng.float()))
+                .collect()
+        })
+        .collect();
+    HeapLevel {
+        name: "canada".to_string(),
+        entities: Vec::new(),
+        polygons,
+        props: HashMap::new(),
+    }
+}
+
 /// A level file in both formats.
 struct Files {
     label: &'static str,
@@ -233,7 +255,11 @@ struct Files {
 /// A level whose JSON is about `bytes` long.
 fn files(label: &'static str, bytes: usize) -> Files {
     let probe = serde_json::to_vec(&make_level(1000)).unwrap().len();
-    let level = make_level(bytes * 1000 / probe);
+    files_of(label, make_level(bytes * 1000 / probe))
+}
+
+/// The files of `level`.
+fn files_of(label: &'static str, level: HeapLevel) -> Files {
     Files {
         label,
         json: serde_json::to_vec(&level).unwrap(),
@@ -393,16 +419,24 @@ fn run(
 /// inside a function of its own that callgrind can count alone
 /// (`scripts/level_profile.sh`, run with `LEVEL_LOAD_PROFILE=json` or `postcard`).
 fn profile(format: Format) {
-    let f = files("1MB", 1 << 20);
+    // `LEVEL_LOAD_LEVEL=canada` profiles the canada-like level instead.
+    let f = match std::env::var("LEVEL_LOAD_LEVEL").as_deref() {
+        Ok("canada") => files_of("canada", make_canada()),
+        _ => files("1MB", 1 << 20),
+    };
     let mut memory = LinearAllocator::with_capacity(8 << 20).unwrap();
     memory.scope("profile", |s| {
         {
+            // The heap types first, once to warm malloc's arena and once counted, so
+            // their count does not depend on what the scope's code allocated before.
+            drop(black_box(heap_load(format, format.bytes(&f))));
+            let heap = profiled_heap_load(format, format.bytes(&f));
+            assert_eq!(checksum_heap(&heap), f.sum);
+            drop(heap);
             // Once before, so the thread's staging block is reserved outside the count.
             s.scope("warm", |w| {
                 black_box(checksum(&scope_load(format, w, format.bytes(&f))))
             });
-            let heap = profiled_heap_load(format, format.bytes(&f));
-            assert_eq!(checksum_heap(&heap), f.sum);
             s.scope("level", |l| {
                 let level = profiled_scope_load(format, l, format.bytes(&f));
                 assert_eq!(checksum(&level), f.sum);
@@ -437,9 +471,13 @@ fn main() {
         .measurement_time(Duration::from_secs(3))
         .configure_from_args();
     let sets: Vec<Files> = if smoke {
-        vec![files("1MB", 1 << 20)]
+        vec![files("1MB", 1 << 20), files_of("canada", make_canada())]
     } else {
-        vec![files("1MB", 1 << 20), files("10MB", 10 << 20)]
+        vec![
+            files("1MB", 1 << 20),
+            files_of("canada", make_canada()),
+            files("10MB", 10 << 20),
+        ]
     };
     for f in &sets {
         println!(

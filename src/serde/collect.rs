@@ -35,14 +35,18 @@ where
     S: Source<T>,
 {
     assert_placeable::<T>();
-    if !T::PLACES || size_of::<T>() == 0 {
-        // Nothing lands above the slice while it grows: it grows in place.
-        return grow_at_top(scope, core::iter::empty(), &mut src);
-    }
-    if !needs_drop::<T>() {
+    // A length the format gives is carved at once, for elements that need no drop
+    // (an error part-way then leaves nothing to drop): a tight fill, no growth checks.
+    // A length that claims more than the scope holds is an allocation error; one that
+    // lies the other way is handled by `known_length`.
+    if !needs_drop::<T>() && size_of::<T>() != 0 {
         if let Some(n) = src.hint().filter(|&n| n != 0) {
             return known_length(scope, n, &mut src);
         }
+    }
+    if !T::PLACES || size_of::<T>() == 0 {
+        // Nothing lands above the slice while it grows: it grows in place.
+        return grow_at_top(scope, core::iter::empty(), &mut src);
     }
     stage(scope, core::iter::empty(), &mut src)
 }
