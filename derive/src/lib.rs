@@ -35,6 +35,16 @@
 //! self-describing (postcard, bincode) cannot carry internally tagged or untagged
 //! enums, as with serde's own derive.
 //!
+//! Because the value is read into the buffer first and parsed from there, an error
+//! inside an internally tagged or untagged enum (a wrong type in a field, a missing
+//! field) is reported where the reader stood once it had buffered the whole record,
+//! not at the offending field: serde_json's `line` and `column` point just past the
+//! `}` that closes the enum's record (a wrong `"r": "oops"` on line 4 of a record
+//! closing on line 4 reads "expected f32 at line 5 column 1" when the next line starts
+//! the next token). serde's own derive behaves the same for the same reason. Externally
+//! tagged enums, and adjacently tagged ones whose tag comes first, are read straight
+//! from the file and point at the field.
+//!
 //! Attributes that only serialization reads (`skip_serializing`, `serialize_with`, ...)
 //! are ignored; any other is a compile error at its span:
 //!

@@ -170,6 +170,12 @@ impl<'s, T> Pool<'s, T> {
     /// Every pooled object, in slot order: [`iter`](Self::iter) without the handles.
     /// Objects owned by boxes are not visited.
     ///
+    /// Slot order is not insertion order: a freed slot is reused by the next insert
+    /// (on its thread's shard), wherever it lies. A pool loaded from a file and saved
+    /// again ([`PoolIn`](crate::serde::PoolIn), feature `serde`) keeps the file's
+    /// order instead: the values read from the file come first, in the file's order,
+    /// then the values pooled since, in this slot order.
+    ///
     /// Safe while other threads insert and erase; objects they hand to the pool
     /// meanwhile may or may not be seen.
     ///

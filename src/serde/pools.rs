@@ -491,7 +491,9 @@ impl<'h, K: Copy + PartialEq> Lookup<'h, K> {
 
 /// The values in the order of the file (those still in the pool), then the values
 /// pooled since, in the pool's order ([`Pool::values`]), as a sequence; so a loaded
-/// level saves back as it was read. Values a [`PoolBox`](crate::PoolBox) holds are not
+/// level saves back as it was read. Side by side: [`Pool::values`] walks slot order
+/// (a freed slot is reused wherever it lies), while a saved `PoolIn` writes file order
+/// first, so a file read and written again without changes is the same file. Values a [`PoolBox`](crate::PoolBox) holds are not
 /// written, nor are handles.
 ///
 /// Cost: a walk of the pool to count, and one to write the file's values; when values
