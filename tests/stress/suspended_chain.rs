@@ -29,7 +29,7 @@ fn rounds() -> usize {
     } else if cfg!(debug_assertions) {
         200
     } else {
-        5_000
+        40_000
     }
 }
 
