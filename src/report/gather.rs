@@ -66,7 +66,7 @@ pub(crate) fn pool_rows(
             high_water_len: p.high_water_len,
             high_water_exact: p.high_water_exact,
             offset,
-            bytes: p.bytes.min(capacity - offset),
+            bytes: row_bytes(&p, l).min(capacity - offset),
             heap: p.heap.map(|h| HeapReport {
                 live: h.live,
                 free: h.free,
@@ -153,6 +153,29 @@ fn slots_of(info: &ScopeInfo, capacity: usize, block_start: usize) -> Vec<SlotsR
     }
     out.reverse();
     out
+}
+
+/// A row's bytes: the snapshot's, except for a heap, whose region is `capacity`
+/// bytes from `addr` and whose `Heap` (at `link.ptr`) is counted with it only where it
+/// sits right after the region, as a plain scope places it. On a concurrent scope the
+/// `Heap` may land in the thread's chunk, before the region or past other threads'
+/// chunks; there the chunk's row already counts it, and the heap's row is its region
+/// alone (the snapshot's span from the region to the end of the `Heap` was 0 or took
+/// in other rows' bytes).
+fn row_bytes(p: &PoolSnapshot, link: &PoolLink) -> usize {
+    if p.heap.is_none() {
+        return p.bytes;
+    }
+    let region_end = p.addr.saturating_add(p.capacity);
+    let heap = link.ptr.as_ptr().addr();
+    let beside = region_end
+        .checked_next_multiple_of(align_of::<crate::heap::Heap>())
+        .is_some_and(|at| at == heap);
+    if beside {
+        heap + size_of::<crate::heap::Heap>() - p.addr
+    } else {
+        p.capacity
+    }
 }
 
 /// Where a pool's storage begins, as an offset inside the block.

@@ -92,7 +92,8 @@ pub struct PoolReport {
     pub offset: usize,
     /// Bytes of storage (slots and side tables; for a store, its ID table, without the
     /// versions pool, which has a row of its own; for a heap, its region and the
-    /// `Heap` beside it).
+    /// `Heap` beside it, or its region alone where the `Heap` was placed elsewhere, as
+    /// in a thread's chunk of a concurrent scope, whose row counts it).
     pub bytes: usize,
     /// A [`Heap`](crate::Heap)'s own figures (`None` for every other kind). A heap's
     /// row has `kind` `"Heap"`, and its `len`, `capacity` and `high_water_len` are
