@@ -408,7 +408,8 @@ where
     /// ([`Slots::load_concurrent_from`]).
     ///
     /// # Errors
-    /// The deserializer's error (bad input, a slot too small, every slot held).
+    /// The deserializer's error (bad input), with the slot's own beside it when the slot
+    /// was the reason (too small, every slot held): a [`LoadError`](scope_stack::serde::LoadError).
     ///
     /// ```
     /// use bevy_tasks::{AsyncComputeTaskPool, TaskPool};
@@ -426,7 +427,7 @@ where
     pub fn read<'de, D: serde::Deserializer<'de>>(
         self,
         deserializer: D,
-    ) -> Result<Loaded<'static, R, Shared>, D::Error> {
+    ) -> Result<Loaded<'static, R, Shared>, scope_stack::serde::LoadError<D::Error>> {
         self.slots
             .load_concurrent_from::<R, D>(self.name, deserializer)
     }

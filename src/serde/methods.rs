@@ -19,7 +19,9 @@ impl<'s> ScopeStack<'s> {
     ///
     /// # Errors
     /// The deserializer's error, also when the scope runs out of room (the text names
-    /// the scope and the bytes asked for).
+    /// the scope and the bytes asked for, in a format that keeps messages: postcard
+    /// drops them; a slot's file load keeps the allocation error beside the format's,
+    /// see [`LoadError`](crate::serde::LoadError)).
     ///
     /// ```
     /// use scope_stack::LinearAllocator;

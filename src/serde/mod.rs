@@ -8,7 +8,8 @@
 //! `&`[`ConcurrentScope`](crate::ConcurrentScope), and the scope of a slot being loaded,
 //! through the [`Place`](crate::Place) trait; each kind also has an inherent
 //! `deserialize` method, and [`Slots`](crate::Slots) load a level from a file in one
-//! call (`load_from`, `load_concurrent_from`).
+//! call (`load_from`, `load_concurrent_from`, `load_task_from`; their error is a
+//! [`LoadError`]).
 //!
 //! # What it covers
 //!
@@ -118,10 +119,21 @@
 //! # A failed load
 //!
 //! Deserialization stops at the first error (bad input, a type mismatch, a missing
-//! field, or a scope that ran out of room: the error then names the scope and the bytes
-//! asked for, and says that what the load placed stays taken). Values built so far and
-//! not yet placed are dropped at once; every value already placed with a finalizer (or in
-//! a pool already carved) is dropped exactly once, when its scope ends.
+//! field, or a scope that ran out of room). Values built so far and not yet placed are
+//! dropped at once; every value already placed with a finalizer (or in a pool already
+//! carved) is dropped exactly once, when its scope ends.
+//!
+//! A scope that ran out of room gives the format its [`AllocError`](crate::AllocError)
+//! as a message (`Error::custom`): the scope, the bytes asked for and the bytes left,
+//! and that what the load placed stays taken. Whether that text reaches you is the
+//! format's choice: serde_json keeps it (and adds the line and column), postcard drops
+//! every message and says "Serde Deserialization Error". A slot's file load keeps the
+//! crate's error beside the format's, so nothing is lost whatever the format: its
+//! [`LoadError`] shows the slot's error when the format's message does not, and hands
+//! out the [`SlotError`](crate::SlotError) and the `AllocError` themselves
+//! ([`LoadError::alloc_error`]; the allocation error of a deserialization needs the
+//! `std` feature, which keeps it aside for the thread that ran the load). A plain
+//! scope's `deserialize` returns the format's error alone.
 //!
 //! **In a plain scope, the bytes a failed load placed stay taken until the scope
 //! ends**: it is not rewound to where it was before the load. For a clean slate, load
@@ -441,5 +453,6 @@ pub use pools::{DensePoolIn, PoolIn};
 #[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use scope_stack_derive::DeserializeIn;
 pub use serde_field::Serde;
+pub use slots::LoadError;
 pub use sorted_map::SortedMap;
 pub use trait_in::{DeserializeIn, DropRule, Seed};

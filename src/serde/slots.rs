@@ -1,31 +1,309 @@
 //! A level from a file into a slot in one call: [`Slots::load_from`],
-//! [`Slots::load_concurrent_from`] and [`Slots::load_task_from`].
+//! [`Slots::load_concurrent_from`] and [`Slots::load_task_from`], and their error,
+//! [`LoadError`]: the deserializer's own error, beside the crate's.
 //!
 //! Invariant: a load whose deserialization fails frees its slot before returning (what
 //! it placed is dropped and the slot's memory rewinds, as for any failed `try_load`),
-//! so the slot can be loaded again at once; the error that comes back is the
-//! deserializer's own.
+//! so the slot can be loaded again at once. The [`LoadError`] that comes back holds
+//! the deserializer's error and, when the slot is the reason, the [`SlotError`] (which
+//! holds the [`AllocError`]) of this load and of no other: the thread's record of
+//! allocation errors is cleared when a load starts and taken when it fails.
 #![allow(clippy::result_large_err)]
+
+use core::cell::Cell;
+use core::fmt;
 
 use serde::de::{Deserializer, Error};
 
 use crate::concurrent::ConcurrentScope;
 use crate::error::{AllocError, AllocErrorKind};
 use crate::scope::ScopeStack;
-use crate::slots::{Loaded, Shared, SlotRoot, Slots, Task, TaskScope};
+use crate::slots::{Loaded, Shared, SlotError, SlotRoot, Slots, Task, TaskScope};
 
-use super::trait_in::DeserializeIn;
+use super::trait_in::{take_recorded, DeserializeIn};
 
-/// The placeholder error that tells `try_load` the build failed; the real error is
-/// kept aside and returned instead.
+/// A slot's file load failed: the deserializer's error, and the slot's side of the
+/// story when the slot was the reason (feature `serde`).
+///
+/// [`Slots::load_from`], [`load_concurrent_from`](Slots::load_concurrent_from) and
+/// [`load_task_from`](Slots::load_task_from) return it. Some formats keep the message
+/// the crate gives them and some drop it: postcard answers every message with "Serde
+/// Deserialization Error". So the load keeps its own error beside the format's:
+///
+/// - [`slot_error`](Self::slot_error): every slot was held (the error names the
+///   holders), or the slot was too small (it names the set, the slot's size and the
+///   load);
+/// - [`alloc_error`](Self::alloc_error): for a slot too small, the allocation that did
+///   not fit (the scope, the bytes asked for, the bytes left);
+/// - [`format_error`](Self::format_error): the deserializer's error, as before.
+///
+/// Its `Display` is the format's message, followed in parentheses by the slot error
+/// when the format did not write that down itself, so the text says everything once:
+/// with postcard, `Serde Deserialization Error (a slot of "levels" (4096 bytes) is too
+/// small for "forest": scope-stack: out of memory in scope "forest": ...)`; with
+/// serde_json, its own message alone, which already carries the allocation error.
+/// Its [`source`](core::error::Error::source) is the format error's source: the
+/// format's message is part of this one's, so it is not repeated down the chain.
+///
+/// The allocation error of a deserialization that ran out of room is known only with
+/// the `std` feature (a thread-local record); without it, a slot too small for what
+/// the file places gives the format's error alone, as a failure of the format does.
+///
+/// ```
+/// use scope_stack::{slot_root, AllocErrorKind, LinearAllocator};
+///
+/// slot_root!(struct Names = for<'s> &'s [&'s str]);
+///
+/// let mut memory = LinearAllocator::with_capacity(1 << 20)?;
+/// memory.scope("game", |game| {
+///     let levels = game.new_slots("levels", 1, 256);
+///     let names = vec!["forest"; 100];
+///     let file = postcard::to_allocvec(&names).unwrap();
+///     let err = levels
+///         .load_from::<Names, _>("names", &mut postcard::Deserializer::from_bytes(&file))
+///         .unwrap_err();
+///     // postcard's own error says nothing of the slot...
+///     assert_eq!(err.format_error().to_string(), "Serde Deserialization Error");
+///     // ...the load's error does.
+///     let alloc = err.alloc_error().unwrap();
+///     assert_eq!((alloc.kind(), alloc.scope_name()), (AllocErrorKind::OutOfMemory, "names"));
+///     let text = err.to_string();
+///     assert!(text.starts_with("Serde Deserialization Error (a slot of \"levels\" (256 bytes)"));
+///     assert_eq!(levels.loaded(), 0); // and the slot is free again
+/// });
+/// # Ok::<(), scope_stack::AllocError>(())
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct LoadError<E> {
+    /// The deserializer's error.
+    error: E,
+    /// The slot's side, when the slot was the reason.
+    slot: Option<SlotError>,
+    /// The format wrote the slot's side into `error` already.
+    shown: bool,
+}
+
+impl<E> LoadError<E> {
+    /// The deserializer's error, as the format made it: bad input, a wrong type, a
+    /// missing field, or the crate's message when the slot was the reason (which the
+    /// format may have kept or dropped).
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, LinearAllocator};
+    ///
+    /// slot_root!(struct Names = for<'s> &'s [&'s str]);
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16)?;
+    /// memory.scope("game", |game| {
+    ///     let levels = game.new_slots("levels", 1, 4096);
+    ///     let mut de = serde_json::Deserializer::from_str(r#"["forest", 7]"#);
+    ///     let err = levels.load_from::<Names, _>("names", &mut de).unwrap_err();
+    ///     assert_eq!(err.format_error().line(), 1);
+    ///     assert!(err.format_error().is_data());
+    /// });
+    /// # Ok::<(), scope_stack::AllocError>(())
+    /// ```
+    pub fn format_error(&self) -> &E {
+        &self.error
+    }
+
+    /// The deserializer's error, for a caller whose own error type is the format's
+    /// (the slot's side is dropped).
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, Slots};
+    ///
+    /// slot_root!(struct Names = for<'s> &'s [&'s str]);
+    ///
+    /// fn load(levels: &Slots, text: &str) -> Result<usize, serde_json::Error> {
+    ///     let mut de = serde_json::Deserializer::from_str(text);
+    ///     let names = levels
+    ///         .load_from::<Names, _>("names", &mut de)
+    ///         .map_err(|e| e.into_format_error())?;
+    ///     Ok(names.with(|n| n.len()))
+    /// }
+    ///
+    /// let levels = Slots::leak("levels", 1, 4096)?;
+    /// assert_eq!(load(levels, r#"["forest", "castle"]"#).unwrap(), 2);
+    /// assert!(load(levels, "[").is_err());
+    /// # Ok::<(), scope_stack::AllocError>(())
+    /// ```
+    pub fn into_format_error(self) -> E {
+        self.error
+    }
+
+    /// The slot's side, when the slot was the reason: every slot was held
+    /// ([`SlotErrorKind::Full`](crate::SlotErrorKind::Full), naming the holders), or
+    /// the slot was too small for what the file places or for the root
+    /// ([`SlotErrorKind::Alloc`](crate::SlotErrorKind::Alloc), with the
+    /// [`AllocError`]). `None` when the file or the format was the reason.
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, LinearAllocator, SlotErrorKind};
+    ///
+    /// slot_root!(struct Names = for<'s> &'s [&'s str]);
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16)?;
+    /// memory.scope("game", |game| {
+    ///     let levels = game.new_slots("levels", 1, 4096);
+    ///     let file = postcard::to_allocvec(&vec!["forest"]).unwrap();
+    ///     let held = levels
+    ///         .load_from::<Names, _>("forest", &mut postcard::Deserializer::from_bytes(&file))
+    ///         .unwrap();
+    ///     let err = levels
+    ///         .load_from::<Names, _>("castle", &mut postcard::Deserializer::from_bytes(&file))
+    ///         .unwrap_err();
+    ///     let slot = err.slot_error().unwrap();
+    ///     assert_eq!(slot.kind(), SlotErrorKind::Full);
+    ///     assert_eq!(slot.holders().collect::<Vec<_>>(), ["forest"]);
+    ///     drop(held);
+    ///     // A file cut short is the file's fault, not the slot's.
+    ///     let err = levels
+    ///         .load_from::<Names, _>("cut", &mut postcard::Deserializer::from_bytes(&file[..3]))
+    ///         .unwrap_err();
+    ///     assert!(err.slot_error().is_none());
+    /// });
+    /// # Ok::<(), scope_stack::AllocError>(())
+    /// ```
+    pub fn slot_error(&self) -> Option<&SlotError> {
+        self.slot.as_ref()
+    }
+
+    /// For a slot too small: the allocation that did not fit, which names the scope
+    /// the load placed in, the bytes asked for and the bytes left. Without the `std`
+    /// feature, only when the root itself did not fit (see the type's docs).
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, AllocErrorKind, LinearAllocator};
+    ///
+    /// slot_root!(struct Bytes = for<'s> &'s [u8]);
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16)?;
+    /// memory.scope("game", |game| {
+    ///     let levels = game.new_slots("levels", 1, 1024);
+    ///     let file = postcard::to_allocvec(&vec![7u8; 2000]).unwrap();
+    ///     let err = levels
+    ///         .load_from::<Bytes, _>("big", &mut postcard::Deserializer::from_bytes(&file))
+    ///         .unwrap_err();
+    ///     let alloc = err.alloc_error().unwrap();
+    ///     assert_eq!(alloc.kind(), AllocErrorKind::OutOfMemory);
+    ///     assert!(alloc.size() > alloc.remaining());
+    /// });
+    /// # Ok::<(), scope_stack::AllocError>(())
+    /// ```
+    pub fn alloc_error(&self) -> Option<&AllocError> {
+        self.slot.as_ref().and_then(SlotError::alloc_error)
+    }
+}
+
+impl<E: fmt::Display> fmt::Display for LoadError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.error, f)?;
+        match &self.slot {
+            Some(slot) if !self.shown => write!(f, " ({slot})"),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl<E: fmt::Debug> fmt::Debug for LoadError<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LoadError")
+            .field("error", &self.error)
+            .field("slot", &self.slot)
+            .finish()
+    }
+}
+
+impl<E: core::error::Error> core::error::Error for LoadError<E> {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        self.error.source()
+    }
+}
+
+/// The placeholder error that tells `try_load` the build failed when the deserializer
+/// failed for a reason of its own (the file, the format); its error is kept aside and
+/// returned instead.
 fn failed() -> AllocError {
     AllocError::in_scope(AllocErrorKind::Format, 0, 1, 0, 0, "")
 }
 
-/// Turns a slot error (all slots held, or a root that did not fit) into the
-/// deserializer's error, unless the deserializer's own error was kept aside.
-fn slot_error<E: Error>(kept: Option<E>, e: crate::slots::SlotError) -> E {
-    kept.unwrap_or_else(|| E::custom(e))
+/// What one file load keeps aside while `try_load` runs its build.
+struct Catch<E> {
+    /// The deserializer's error, when the build failed.
+    kept: Option<E>,
+    /// The build failed because the slot ran out of room: the `SlotError` that
+    /// `try_load` returns holds the real allocation error.
+    alloc: bool,
+    /// The format wrote the allocation error's text into `kept`.
+    shown: bool,
+}
+
+impl<E: Error> Catch<E> {
+    /// Starts a load: forgets an allocation error that an earlier load on this thread
+    /// left behind.
+    fn start() -> Self {
+        let _stale = take_recorded();
+        Catch {
+            kept: None,
+            alloc: false,
+            shown: false,
+        }
+    }
+
+    /// The build's error for `try_load`: the allocation error that stopped the
+    /// deserializer, or the placeholder when something else did.
+    fn fail(&mut self, e: E) -> AllocError {
+        self.kept = Some(e);
+        match take_recorded() {
+            Some(r) => {
+                self.alloc = true;
+                self.shown = r.shown;
+                r.error
+            }
+            None => failed(),
+        }
+    }
+
+    /// The load's error from `try_load`'s.
+    fn finish(self, slot: SlotError) -> LoadError<E> {
+        match self.kept {
+            Some(error) => LoadError {
+                error,
+                slot: self.alloc.then_some(slot),
+                shown: self.shown,
+            },
+            // No slot was free, or the root did not fit: the deserializer's error is
+            // made from the slot's.
+            None => {
+                let shown = Cell::new(false);
+                let error = E::custom(Shown {
+                    slot: &slot,
+                    shown: &shown,
+                });
+                LoadError {
+                    error,
+                    slot: Some(slot),
+                    shown: shown.get(),
+                }
+            }
+        }
+    }
+}
+
+/// A slot error as a format's message; `shown` turns true once the format wrote all of
+/// it.
+struct Shown<'a> {
+    slot: &'a SlotError,
+    shown: &'a Cell<bool>,
+}
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self.slot, f)?;
+        self.shown.set(true);
+        Ok(())
+    }
 }
 
 impl Slots {
@@ -34,9 +312,14 @@ impl Slots {
     /// is free again at once, with everything the load placed dropped and rewound.
     ///
     /// # Errors
-    /// The deserializer's error: bad input, a wrong type, a missing field, the slot
-    /// too small (the text names the slot's scope and the bytes asked for), or every
-    /// slot held (the text names the holders).
+    /// A [`LoadError`]: the deserializer's error (bad input, a wrong type, a missing
+    /// field), and when the slot was the reason, the slot's own error beside it: the
+    /// slot too small (it names the set, the slot's size, the load's scope and the bytes
+    /// asked for; [`LoadError::alloc_error`] has the figures) or every slot held (it
+    /// names the holders). The error's text says it even with a format that drops
+    /// messages, such as postcard (see [`LoadError`] for what needs the `std` feature).
+    /// A caller whose error type is the format's takes it with
+    /// [`into_format_error`](LoadError::into_format_error).
     ///
     /// A file nested deeper than the stack holds is not an error: the stack overflows
     /// and the process aborts. Before loading files from players or mods, see
@@ -67,22 +350,19 @@ impl Slots {
         &self,
         name: &str,
         deserializer: D,
-    ) -> Result<Loaded<'_, R>, D::Error>
+    ) -> Result<Loaded<'_, R>, LoadError<D::Error>>
     where
         R: SlotRoot,
         for<'x> R::Of<'x>: DeserializeIn<'x>,
         D: Deserializer<'de>,
     {
-        let mut kept = None;
+        let mut catch = Catch::start();
         let build = build_plain::<R, _>(|s| {
-            R::Of::deserialize_in(s, deserializer).map_err(|e| {
-                kept = Some(e);
-                failed()
-            })
+            R::Of::deserialize_in(s, deserializer).map_err(|e| catch.fail(e))
         });
         match self.try_load::<R>(name, build) {
             Ok(loaded) => Ok(loaded),
-            Err(e) => Err(slot_error(kept, e)),
+            Err(e) => Err(catch.finish(e)),
         }
     }
 
@@ -119,22 +399,19 @@ impl Slots {
         &self,
         name: &str,
         deserializer: D,
-    ) -> Result<Loaded<'_, R, Shared>, D::Error>
+    ) -> Result<Loaded<'_, R, Shared>, LoadError<D::Error>>
     where
         R: SlotRoot,
         for<'x> R::Of<'x>: DeserializeIn<'x>,
         D: Deserializer<'de>,
     {
-        let mut kept = None;
+        let mut catch = Catch::start();
         let build = build_shared::<R, _>(|s| {
-            R::Of::deserialize_in(s, deserializer).map_err(|e| {
-                kept = Some(e);
-                failed()
-            })
+            R::Of::deserialize_in(s, deserializer).map_err(|e| catch.fail(e))
         });
         match self.try_load_concurrent::<R>(name, build) {
             Ok(loaded) => Ok(loaded),
-            Err(e) => Err(slot_error(kept, e)),
+            Err(e) => Err(catch.finish(e)),
         }
     }
 
@@ -161,22 +438,19 @@ impl Slots {
         &self,
         name: &str,
         deserializer: D,
-    ) -> Result<Loaded<'_, R, Task>, D::Error>
+    ) -> Result<Loaded<'_, R, Task>, LoadError<D::Error>>
     where
         R: SlotRoot,
         for<'x> R::Of<'x>: DeserializeIn<'x>,
         D: Deserializer<'de>,
     {
-        let mut kept = None;
+        let mut catch = Catch::start();
         let build = build_task::<R, _>(|s| {
-            R::Of::deserialize_in(s, deserializer).map_err(|e| {
-                kept = Some(e);
-                failed()
-            })
+            R::Of::deserialize_in(s, deserializer).map_err(|e| catch.fail(e))
         });
         match self.try_load_task::<R>(name, build) {
             Ok(loaded) => Ok(loaded),
-            Err(e) => Err(slot_error(kept, e)),
+            Err(e) => Err(catch.finish(e)),
         }
     }
 }

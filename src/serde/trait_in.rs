@@ -97,7 +97,9 @@ pub trait DeserializeIn<'s>: Sized {
     /// # Errors
     /// The deserializer's error: bad input, a type mismatch, a missing field, or a
     /// scope without room (`D::Error::custom` with the [`AllocError`](crate::AllocError)'s
-    /// text, which names the scope and the bytes asked for).
+    /// text, which names the scope and the bytes asked for, if the format keeps
+    /// messages: postcard drops them; a slot's file load keeps the `AllocError` beside
+    /// the format's error, see [`LoadError`](crate::serde::LoadError)).
     ///
     /// ```
     /// use scope_stack::serde::DeserializeIn;
@@ -285,20 +287,88 @@ pub(crate) type Ghost<'s, T> = PhantomData<fn() -> (&'s (), T)>;
 /// An allocation error as the deserializer's error: its text names the scope and the
 /// bytes asked for, and says where the bytes the load placed so far go (a plain scope
 /// keeps them until it ends, see the module docs; a slot is freed).
+///
+/// A format may drop the text (postcard's error for every message is "Serde
+/// Deserialization Error"), so the error itself is also kept aside for this thread
+/// (feature `std`), with whether the format wrote its text down: a slot's file load
+/// ([`Slots::load_from`](crate::Slots::load_from)) takes it back and returns it beside
+/// the format's error ([`LoadError`](crate::serde::LoadError)).
 #[cold]
 #[inline(never)]
 pub(crate) fn alloc_error<E: serde::de::Error>(e: crate::error::AllocError) -> E {
-    /// The allocation error, then the note.
-    struct Text(crate::error::AllocError);
-    impl core::fmt::Display for Text {
+    /// The allocation error, then the note; `shown` turns true once the whole text was
+    /// written, which a format that keeps the message does inside `custom`.
+    struct Text<'a> {
+        error: crate::error::AllocError,
+        shown: &'a core::cell::Cell<bool>,
+    }
+    impl core::fmt::Display for Text<'_> {
         fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
             write!(
                 f,
                 "{}; the load stopped, and what it placed stays taken until its scope \
                  ends (a slot being loaded is freed instead)",
-                self.0
-            )
+                self.error
+            )?;
+            self.shown.set(true);
+            Ok(())
         }
     }
-    E::custom(Text(e))
+    let shown = core::cell::Cell::new(false);
+    let err = E::custom(Text {
+        error: e,
+        shown: &shown,
+    });
+    record(Recorded {
+        error: e,
+        shown: shown.get(),
+    });
+    err
+}
+
+/// An allocation error that [`alloc_error`] turned into a format's error, and whether
+/// the format wrote its text (if it did, the format's own message already says it).
+#[derive(Clone, Copy)]
+pub(crate) struct Recorded {
+    /// The error the scope returned.
+    pub(crate) error: crate::error::AllocError,
+    /// The format formatted the whole text in `custom` (serde_json does; postcard
+    /// does not).
+    pub(crate) shown: bool,
+}
+
+#[cfg(feature = "std")]
+std::thread_local! {
+    /// The last allocation error of a load on this thread. A slot's file load clears
+    /// it when it starts and takes it when it fails, so it never reports an error that
+    /// an earlier load (a slot's or a plain scope's) left here; a load on a loader
+    /// thread finds its own.
+    static LAST_ALLOC_ERROR: core::cell::Cell<Option<Recorded>> =
+        const { core::cell::Cell::new(None) };
+}
+
+/// Keeps `r` as this thread's last allocation error (feature `std`; without it, the
+/// format's error is all there is).
+#[inline]
+fn record(r: Recorded) {
+    #[cfg(feature = "std")]
+    {
+        // A thread that is exiting has no thread-locals left: the format's error
+        // still goes back, without the record.
+        let _ = LAST_ALLOC_ERROR.try_with(|last| last.set(Some(r)));
+    }
+    #[cfg(not(feature = "std"))]
+    let _ = r;
+}
+
+/// Takes this thread's last allocation error, leaving none: a file load calls it when
+/// it starts (to forget one that an earlier load left) and when it fails.
+#[inline]
+pub(crate) fn take_recorded() -> Option<Recorded> {
+    #[cfg(feature = "std")]
+    {
+        LAST_ALLOC_ERROR.try_with(|last| last.take()).ok().flatten()
+    }
+    #[cfg(not(feature = "std"))]
+    None
 }
