@@ -249,7 +249,22 @@ unsafe fn slots_report(link: &PoolLink, capacity: usize, block_start: usize) -> 
         loaded,
         // A claim shows in its slot's row before it reaches the counter.
         most_loaded: slots.most_held.load(Ordering::Relaxed).max(loaded),
+        waiting: waiting(slots),
         slots: rows,
+    }
+}
+
+/// Threads and tasks waiting for one of `slots` (see `crate::slots::wait`): a sample.
+fn waiting(slots: &Slots) -> usize {
+    #[cfg(feature = "std")]
+    {
+        // Relaxed: a figure for the reader, which orders nothing.
+        slots.waiters.load(Ordering::Relaxed) as usize
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        let _ = slots;
+        0
     }
 }
 

@@ -3,14 +3,20 @@
 //! This module owns the report types ([`MemoryMap`], [`ScopeReport`], [`PoolReport`]) and
 //! their text form. Invariant: a `MemoryMap` owns all its data (no borrow of the block),
 //! so it can be printed, compared or kept after the scopes are gone.
+//!
+//! The text folds what would repeat: a run of free slots is one line (see
+//! `super::tree`), and so are the held slots of one set with one holder name and
+//! nothing listed under them (a service's 64 requests: `- 64 Slots request`); the data
+//! keeps a row per slot, and so does the picture.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt;
 
 use super::concurrent::{chunk_runs, ChunkRun, ConcurrentReport};
+use super::pool_row::PoolReport;
 use super::scope_row::ScopeReport;
-use super::slots::SlotState;
+use super::slots::{SlotState, SlotsReport};
 use super::tree::{containers, Item, RowItem, SlotView, SLOT, SLOTS};
 
 /// A snapshot of a block: its totals and every live scope, outermost first.
@@ -192,7 +198,7 @@ fn chunk_run_tails(run: &ChunkRun) -> String {
 
 /// A heap row's detail: bytes in use of the heap's, live allocations, free bytes and
 /// in how many blocks (fragmentation), the largest free block, the high-water mark.
-fn heap_detail(p: &super::pool_row::PoolReport) -> String {
+fn heap_detail(p: &PoolReport) -> String {
     let h = p.heap_figures();
     alloc::format!(
         "{} used of {} in {} live, {} free in {} block{} (largest {}), high-water {}",
@@ -207,8 +213,9 @@ fn heap_detail(p: &super::pool_row::PoolReport) -> String {
     )
 }
 
-/// The line of a container's row, at indent `at`.
-fn row_line(r: &RowItem<'_>, at: usize) -> Line {
+/// The line of a container's row, at indent `at`; `waiting` is what a `Slots` set's
+/// report says waits for one of its slots (0 for a set without one).
+fn row_line(r: &RowItem<'_>, at: usize, waiting: usize) -> Line {
     let p = r.row;
     let (label, detail) = match (&r.slot, p.kind) {
         (Some(v), _) if v.run > 1 => (
@@ -219,10 +226,15 @@ fn row_line(r: &RowItem<'_>, at: usize) -> Line {
         (None, SLOTS) => (
             alloc::format!("- {SLOTS} {}", p.type_name),
             alloc::format!(
-                "{}/{} slots held (high-water {})",
+                "{}/{} slots held (high-water {}){}",
                 p.len,
                 p.capacity,
-                p.high_water_len
+                p.high_water_len,
+                if waiting == 0 {
+                    String::new()
+                } else {
+                    alloc::format!(", {waiting} waiting")
+                }
             ),
         ),
         (None, _) if p.heap.is_some() => (String::from("- Heap"), heap_detail(p)),
@@ -250,20 +262,159 @@ fn row_line(r: &RowItem<'_>, at: usize) -> Line {
 }
 
 /// The lines under a scope's row: its region if it is concurrent, then its containers
-/// in tree order, with each slot's region and contents under the slot.
+/// in tree order, with each slot's region and contents under the slot. Held slots of
+/// one set with one holder name and nothing listed under them share one line (see
+/// [`held_runs`]).
 fn lines(s: &ScopeReport) -> Vec<Line> {
     let base = s.depth as usize + 1;
     let mut out = Vec::new();
     if let Some(c) = &s.concurrent {
         region_lines(&mut out, c, base);
     }
-    for item in containers(s) {
-        match item {
-            Item::Row(r) => out.push(row_line(&r, base + r.depth)),
-            Item::Concurrent { report, depth, .. } => region_lines(&mut out, report, base + depth),
+    let items = containers(s);
+    let runs = held_runs(&items);
+    for (k, item) in items.iter().enumerate() {
+        match (item, &runs[k]) {
+            (_, Held::Folded) => {}
+            (Item::Row(r), Held::First(members)) => {
+                out.push(held_line(&items, members, base + r.depth));
+            }
+            (Item::Row(r), Held::Alone) => {
+                let waiting = set_report(s, r.row).map_or(0, |set| set.waiting);
+                out.push(row_line(r, base + r.depth, waiting));
+            }
+            (Item::Concurrent { report, depth, .. }, _) => {
+                region_lines(&mut out, report, base + depth);
+            }
         }
     }
     out
+}
+
+/// The report of the `Slots` set whose row is `row`, if it is one of `s`'s own: its
+/// offset and name find it, its place among the rows with both tells two apart.
+fn set_report<'m>(s: &'m ScopeReport, row: &PoolReport) -> Option<&'m SlotsReport> {
+    if row.kind != SLOTS {
+        return None;
+    }
+    let i = s.pools.iter().position(|p| core::ptr::eq(p, row))?;
+    let same =
+        |r: &PoolReport| r.kind == SLOTS && r.offset == row.offset && r.type_name == row.type_name;
+    let nth = s.pools[..i].iter().filter(|r| same(r)).count();
+    s.slots
+        .iter()
+        .filter(|set| set.offset == row.offset && set.name == row.type_name)
+        .nth(nth)
+}
+
+/// How an entry of the walk prints in the text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Held {
+    /// On a line of its own.
+    Alone,
+    /// The first of held slots that share a line: the entries of all of them, this
+    /// one first.
+    First(Vec<usize>),
+    /// Shown on the line of an earlier slot.
+    Folded,
+}
+
+/// Which entries of the walk share a line: the held slots (loaded, or being built)
+/// of one set with the same holder name and state and nothing listed under them (no
+/// contents, no concurrent region), two or more of them, wherever they lie among the
+/// set's other slots. A service's 64 requests are one line, not 64. The picture and
+/// the data keep a slot each.
+fn held_runs(items: &[Item<'_>]) -> Vec<Held> {
+    let mut out = alloc::vec![Held::Alone; items.len()];
+    // A slot that nothing is listed under: the next entry is not deeper.
+    let bare = |k: usize| -> Option<(&RowItem<'_>, &SlotView<'_>)> {
+        let Item::Row(r) = &items[k] else { return None };
+        let v = r.slot.as_ref()?;
+        let deeper = match items.get(k + 1) {
+            Some(Item::Row(n)) => n.depth > r.depth,
+            Some(Item::Concurrent { depth, .. }) => *depth > r.depth,
+            None => false,
+        };
+        (v.state != SlotState::Free && v.run == 1 && !deeper).then_some((r, v))
+    };
+    for k in 0..items.len() {
+        if out[k] != Held::Alone {
+            continue;
+        }
+        let Some((r, v)) = bare(k) else { continue };
+        let mut members = alloc::vec![k];
+        // The set's other slots follow, at this depth, before anything shallower or
+        // any row that is not one of them (entries under a slot are deeper).
+        for j in k + 1..items.len() {
+            let (depth, same_set) = match &items[j] {
+                Item::Row(n) => (n.depth, n.row.kind == SLOT && n.row.owner == r.row.owner),
+                Item::Concurrent { depth, .. } => (*depth, false),
+            };
+            if depth < r.depth || (depth == r.depth && !same_set) {
+                break;
+            }
+            if depth > r.depth || out[j] != Held::Alone {
+                continue;
+            }
+            if bare(j).is_some_and(|(_, w)| w.state == v.state && w.name == v.name) {
+                members.push(j);
+            }
+        }
+        if members.len() > 1 {
+            for &j in &members[1..] {
+                out[j] = Held::Folded;
+            }
+            out[k] = Held::First(members);
+        }
+    }
+    out
+}
+
+/// The one line of held slots that share a holder name (see [`held_runs`]), at
+/// indent `at`: `- 64 Slots request`, their bytes in all, the bytes they use (least
+/// and most of one slot, and in all) and the highest high-water mark among them.
+fn held_line(items: &[Item<'_>], members: &[usize], at: usize) -> Line {
+    let slots: Vec<(&PoolReport, SlotView<'_>)> = members
+        .iter()
+        .filter_map(|&k| match &items[k] {
+            Item::Row(r) => r.slot.map(|v| (r.row, v)),
+            Item::Concurrent { .. } => None,
+        })
+        .collect();
+    let Some(&(first, v)) = slots.first() else {
+        return Line::Note(String::new());
+    };
+    let high_water = slots.iter().map(|(_, v)| v.high_water).max().unwrap_or(0);
+    let detail = match v.state {
+        SlotState::Building => alloc::format!(
+            "building: bytes used not known until the builds end (high-water {})",
+            Bytes(high_water)
+        ),
+        _ => {
+            let used = slots.iter().map(|(_, v)| v.used);
+            let (least, most) = (
+                used.clone().min().unwrap_or(0),
+                used.clone().max().unwrap_or(0),
+            );
+            let each = if least == most {
+                alloc::format!("{}", Bytes(least))
+            } else {
+                alloc::format!("{} to {}", Bytes(least), Bytes(most))
+            };
+            alloc::format!(
+                "used {each} each of {}, {} in all (high-water {})",
+                Bytes(v.capacity),
+                Bytes(used.sum()),
+                Bytes(high_water)
+            )
+        }
+    };
+    Line::Cols {
+        label: alloc::format!("{}- {} {SLOT}s {}", indent(at), slots.len(), v.name),
+        offset: first.offset,
+        bytes: slots.iter().map(|(p, _)| p.bytes).sum(),
+        detail,
+    }
 }
 
 impl fmt::Display for MemoryMap {

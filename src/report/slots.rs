@@ -56,6 +56,37 @@ pub struct SlotsReport {
     pub loaded: usize,
     /// The most slots ever held at once.
     pub most_loaded: usize,
+    /// Threads blocked in a `_wait` load ([`Slots::load_wait`](crate::Slots::load_wait)
+    /// and the like) and tasks whose async load
+    /// ([`Slots::load_async`](crate::Slots::load_async) and the like) is parked, waiting
+    /// for a slot of this set when the report was taken: one atomic load, so a sample.
+    /// A thread counts from just before its last look for a free slot until it wakes,
+    /// a task while its waker is stored (not between a wake and its next poll). 0
+    /// without the `std` feature, which has no waiting loads. The text prints it after
+    /// the set's `held` figure when it is not 0.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use scope_stack::{slot_root, LinearAllocator};
+    /// slot_root!(struct Unit = for<'s> ());
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("service", |service| {
+    ///     let requests = service.new_slots("requests", 1, 1024);
+    ///     let held = requests.load::<Unit>("request", |_| ()).unwrap();
+    ///     std::thread::scope(|t| {
+    ///         let waiter = t.spawn(|| requests.load_wait::<Unit>("next", |_| ()).slot());
+    ///         while service.report().scopes[0].slots[0].waiting == 0 {
+    ///             std::thread::sleep(Duration::from_millis(1));
+    ///         }
+    ///         assert!(service.report().to_string().contains("1/1 slots held (high-water 1), 1 waiting"));
+    ///         drop(held);
+    ///         assert_eq!(waiter.join().unwrap(), 0);
+    ///     });
+    ///     assert_eq!(service.report().scopes[0].slots[0].waiting, 0);
+    /// });
+    /// ```
+    pub waiting: usize,
     /// Each slot, in order.
     pub slots: Vec<SlotReport>,
 }
