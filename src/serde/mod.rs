@@ -240,6 +240,8 @@ mod ser_pool;
 mod serde_field;
 mod slices;
 mod slots;
+#[cfg(feature = "std")]
+mod slot_waits;
 mod sorted_map;
 #[cfg(feature = "std")]
 mod staging;
@@ -453,6 +455,6 @@ pub use pools::{DensePoolIn, PoolIn};
 #[cfg_attr(docsrs, doc(cfg(feature = "derive")))]
 pub use scope_stack_derive::DeserializeIn;
 pub use serde_field::Serde;
-pub use slots::LoadError;
+pub use slots::{BuildError, LoadError};
 pub use sorted_map::SortedMap;
 pub use trait_in::{DeserializeIn, DropRule, Seed};

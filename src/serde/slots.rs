@@ -224,12 +224,12 @@ impl<E: core::error::Error> core::error::Error for LoadError<E> {
 /// The placeholder error that tells `try_load` the build failed when the deserializer
 /// failed for a reason of its own (the file, the format); its error is kept aside and
 /// returned instead.
-fn failed() -> AllocError {
+pub(super) fn failed() -> AllocError {
     AllocError::in_scope(AllocErrorKind::Format, 0, 1, 0, 0, "")
 }
 
 /// What one file load keeps aside while `try_load` runs its build.
-struct Catch<E> {
+pub(super) struct Catch<E> {
     /// The deserializer's error, when the build failed.
     kept: Option<E>,
     /// The build failed because the slot ran out of room: the `SlotError` that
@@ -242,7 +242,7 @@ struct Catch<E> {
 impl<E: Error> Catch<E> {
     /// Starts a load: forgets an allocation error that an earlier load on this thread
     /// left behind.
-    fn start() -> Self {
+    pub(super) fn start() -> Self {
         let _stale = take_recorded();
         Catch {
             kept: None,
@@ -253,7 +253,7 @@ impl<E: Error> Catch<E> {
 
     /// The build's error for `try_load`: the allocation error that stopped the
     /// deserializer, or the placeholder when something else did.
-    fn fail(&mut self, e: E) -> AllocError {
+    pub(super) fn fail(&mut self, e: E) -> AllocError {
         self.kept = Some(e);
         match take_recorded() {
             Some(r) => {
@@ -266,7 +266,7 @@ impl<E: Error> Catch<E> {
     }
 
     /// The load's error from `try_load`'s.
-    fn finish(self, slot: SlotError) -> LoadError<E> {
+    pub(super) fn finish(self, slot: SlotError) -> LoadError<E> {
         match self.kept {
             Some(error) => LoadError {
                 error,
@@ -477,4 +477,353 @@ where
     F: for<'x> FnOnce(TaskScope<'x>) -> Result<R::Of<'x>, AllocError>,
 {
     f
+}
+
+/// A slot's file load with a build step failed (feature `serde`): the load's own
+/// [`LoadError`] (the file, the format, or the slot), or the build step's error.
+///
+/// [`Slots::load_from_with`], [`load_concurrent_from_with`](Slots::load_concurrent_from_with)
+/// and [`load_task_from_with`](Slots::load_task_from_with) return it. Either way the
+/// slot is free again when it comes back, with everything the load placed dropped once.
+///
+/// ```
+/// use scope_stack::serde::BuildError;
+/// use scope_stack::{slot_root, ScopeStack, Slots};
+///
+/// slot_root!(struct Names = for<'s> &'s [&'s str]);
+///
+/// fn no_empty<'s>(names: &mut &'s [&'s str], _: &'s ScopeStack<'s>) -> Result<(), &'static str> {
+///     if names.is_empty() { Err("no names") } else { Ok(()) }
+/// }
+///
+/// let levels = Slots::leak("levels", 1, 4096)?;
+/// let mut de = serde_json::Deserializer::from_str("[]");
+/// let err = levels.load_from_with::<Names, _, _>("empty", &mut de, no_empty).unwrap_err();
+/// assert!(matches!(err, BuildError::Build("no names")));
+/// assert_eq!(err.to_string(), "no names");
+/// let mut de = serde_json::Deserializer::from_str("[7]");
+/// let err = levels.load_from_with::<Names, _, _>("bad", &mut de, no_empty).unwrap_err();
+/// assert!(err.load_error().unwrap().format_error().is_data());
+/// assert_eq!(levels.loaded(), 0);
+/// # Ok::<(), scope_stack::AllocError>(())
+/// ```
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub enum BuildError<E, B> {
+    /// The load failed before the build step ran: the file, the format, or the slot
+    /// (every slot held, or too small); the build step did not run.
+    Load(LoadError<E>),
+    /// The build step returned this error (after the file was read); what the file
+    /// placed was dropped.
+    Build(B),
+}
+
+impl<E, B> BuildError<E, B> {
+    /// The load's error, when the load failed before the build step ran.
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, Slots};
+    ///
+    /// slot_root!(struct Names = for<'s> &'s [&'s str]);
+    ///
+    /// let levels = Slots::leak("levels", 1, 4096)?;
+    /// let mut de = serde_json::Deserializer::from_str("[");
+    /// let err = levels
+    ///     .load_from_with::<Names, _, ()>("cut", &mut de, |_, _| Ok(()))
+    ///     .unwrap_err();
+    /// assert!(err.load_error().unwrap().format_error().is_eof());
+    /// assert!(err.build_error().is_none());
+    /// # Ok::<(), scope_stack::AllocError>(())
+    /// ```
+    pub fn load_error(&self) -> Option<&LoadError<E>> {
+        match self {
+            BuildError::Load(e) => Some(e),
+            BuildError::Build(_) => None,
+        }
+    }
+
+    /// The build step's error, when the build step failed.
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, Slots};
+    ///
+    /// slot_root!(struct Names = for<'s> &'s [&'s str]);
+    ///
+    /// let levels = Slots::leak("levels", 1, 4096)?;
+    /// let mut de = serde_json::Deserializer::from_str(r#"["a"]"#);
+    /// let err = levels
+    ///     .load_from_with::<Names, _, _>("a", &mut de, |_, _| Err(42))
+    ///     .unwrap_err();
+    /// assert_eq!(err.build_error(), Some(&42));
+    /// # Ok::<(), scope_stack::AllocError>(())
+    /// ```
+    pub fn build_error(&self) -> Option<&B> {
+        match self {
+            BuildError::Load(_) => None,
+            BuildError::Build(b) => Some(b),
+        }
+    }
+}
+
+impl<E: fmt::Display, B: fmt::Display> fmt::Display for BuildError<E, B> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BuildError::Load(e) => fmt::Display::fmt(e, f),
+            BuildError::Build(b) => fmt::Display::fmt(b, f),
+        }
+    }
+}
+
+impl<E, B> core::error::Error for BuildError<E, B>
+where
+    E: core::error::Error,
+    B: core::error::Error,
+{
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            BuildError::Load(e) => e.source(),
+            BuildError::Build(b) => b.source(),
+        }
+    }
+}
+
+impl<E, B> From<LoadError<E>> for BuildError<E, B> {
+    fn from(e: LoadError<E>) -> Self {
+        BuildError::Load(e)
+    }
+}
+
+/// The error of a failed load with a build step: the step's own, when it ran and
+/// failed; the load's otherwise.
+fn build_failed<E: Error, B>(
+    catch: Catch<E>,
+    step: Option<B>,
+    slot: SlotError,
+) -> BuildError<E, B> {
+    match step {
+        Some(b) => BuildError::Build(b),
+        None => BuildError::Load(catch.finish(slot)),
+    }
+}
+
+impl Slots {
+    /// [`load_from`](Self::load_from), then a build step in the same slot before the
+    /// level is handed out: `build` gets the root just read and the slot's scope (as
+    /// [`Loaded::with_mut`] lends them), and fills what the file does not hold (an
+    /// index from names to pool handles, kept in a heap it carves; a field that is
+    /// `#[serde(skip)]` in the file). On any error, the file's, the slot's or the build
+    /// step's, the slot is free again at once, with everything the load and the step
+    /// placed dropped once.
+    ///
+    /// # Errors
+    /// [`BuildError::Load`] with the [`LoadError`] of [`load_from`](Self::load_from)
+    /// (the build step did not run), or [`BuildError::Build`] with the step's own
+    /// error. A root that does not fit after the step is a `Load` error whose slot
+    /// error is [`SlotErrorKind::Alloc`](crate::SlotErrorKind::Alloc).
+    ///
+    /// A failing load and a build step together:
+    ///
+    /// ```
+    /// use allocator_api2::vec::Vec as HeapVec;
+    /// use scope_stack::serde::{BuildError, DeserializeIn, PoolIn};
+    /// use scope_stack::{slot_root, AllocError, Handle, Heap, LinearAllocator, ScopeStack};
+    ///
+    /// #[derive(DeserializeIn)]
+    /// struct Level<'s> {
+    ///     name: &'s str,
+    ///     enemies: PoolIn<'s, (&'s str, u32)>,
+    ///     /// Not in the file: enemy names to their handles, sorted, built after the load.
+    ///     #[serde(skip)]
+    ///     index: Option<HeapVec<(&'s str, Handle<(&'s str, u32)>), &'s Heap>>,
+    /// }
+    /// slot_root!(struct LevelRoot => Level);
+    ///
+    /// /// The build step: indexes the pool the file filled, in a heap carved from the slot.
+    /// fn build<'s>(level: &mut Level<'s>, scope: &'s ScopeStack<'s>) -> Result<(), AllocError> {
+    ///     let heap = scope.try_new_heap(2048)?;
+    ///     let mut index = HeapVec::new_in(heap);
+    ///     for &h in level.enemies.file_handles() {
+    ///         index.push((level.enemies.get(h).unwrap().0, h));
+    ///     }
+    ///     index.sort_unstable_by_key(|e| e.0);
+    ///     level.index = Some(index);
+    ///     Ok(())
+    /// }
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20)?;
+    /// memory.scope("game", |game| {
+    ///     let levels = game.new_slots("levels", 1, 16 << 10);
+    ///     // A broken file: the build step never runs, and the slot is free again.
+    ///     let mut de = serde_json::Deserializer::from_str(r#"{"name": "forest", "enemies": [["wolf"]]}"#);
+    ///     let err = levels.load_from_with::<LevelRoot, _, _>("forest", &mut de, build).unwrap_err();
+    ///     assert!(matches!(&err, BuildError::Load(e) if e.format_error().is_data()));
+    ///     assert_eq!(levels.loaded(), 0);
+    ///     // A good one: read, then indexed, in the same slot.
+    ///     let file = r#"{"name": "forest", "enemies": [["wolf", 30], ["bear", 80]]}"#;
+    ///     let mut de = serde_json::Deserializer::from_str(file);
+    ///     let level = levels.load_from_with::<LevelRoot, _, _>("forest", &mut de, build).unwrap();
+    ///     level.with(|l| {
+    ///         let index = l.index.as_ref().unwrap();
+    ///         let at = index.binary_search_by_key(&"bear", |e| e.0).unwrap();
+    ///         assert_eq!(l.enemies.get(index[at].1).unwrap().1, 80);
+    ///     });
+    /// });
+    /// # Ok::<(), AllocError>(())
+    /// ```
+    pub fn load_from_with<'de, R, D, B>(
+        &self,
+        name: &str,
+        deserializer: D,
+        build: impl for<'x> FnOnce(&mut R::Of<'x>, &'x ScopeStack<'x>) -> Result<(), B>,
+    ) -> Result<Loaded<'_, R>, BuildError<D::Error, B>>
+    where
+        R: SlotRoot,
+        for<'x> R::Of<'x>: DeserializeIn<'x>,
+        D: Deserializer<'de>,
+    {
+        let mut catch = Catch::start();
+        let mut step = None;
+        let load = build_plain::<R, _>(|s| {
+            let mut root = R::Of::deserialize_in(s, deserializer).map_err(|e| catch.fail(e))?;
+            match build(&mut root, s) {
+                Ok(()) => Ok(root),
+                // `root` is dropped here, before the slot unloads.
+                Err(b) => {
+                    step = Some(b);
+                    Err(failed())
+                }
+            }
+        });
+        self.try_load::<R>(name, load)
+            .map_err(|e| build_failed(catch, step, e))
+    }
+
+    /// [`load_concurrent_from`](Self::load_concurrent_from) with a build step: see
+    /// [`load_from_with`](Self::load_from_with). `build` gets the slot's concurrent
+    /// scope (it may share it with worker threads), and the level may then be sent to
+    /// another thread.
+    ///
+    /// # Errors
+    /// As [`load_from_with`](Self::load_from_with).
+    ///
+    /// ```
+    /// use scope_stack::serde::{BuildError, DeserializeIn};
+    /// use scope_stack::{slot_root, ConcurrentScope, LinearAllocator};
+    ///
+    /// #[derive(DeserializeIn)]
+    /// struct Path<'s> {
+    ///     points: &'s [[f32; 2]],
+    ///     #[serde(skip)]
+    ///     length: f32,
+    /// }
+    /// slot_root!(struct PathRoot => Path);
+    ///
+    /// fn measure<'s>(p: &mut Path<'s>, _: &'s ConcurrentScope<'s>) -> Result<(), &'static str> {
+    ///     if p.points.len() < 2 {
+    ///         return Err("a path needs two points");
+    ///     }
+    ///     p.length = p.points.windows(2).map(|w| (w[1][0] - w[0][0]).hypot(w[1][1] - w[0][1])).sum();
+    ///     Ok(())
+    /// }
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20)?;
+    /// memory.scope("game", |game| {
+    ///     let paths = game.new_slots("paths", 1, 16 << 10);
+    ///     let mut de = serde_json::Deserializer::from_str(r#"{"points": [[0, 0], [3, 4]]}"#);
+    ///     let path = paths.load_concurrent_from_with::<PathRoot, _, _>("p", &mut de, measure).unwrap();
+    ///     let length = std::thread::scope(|t| t.spawn(move || path.with(|p| p.length)).join().unwrap());
+    ///     assert_eq!(length, 5.0);
+    ///     let mut de = serde_json::Deserializer::from_str(r#"{"points": [[0, 0]]}"#);
+    ///     let err = paths.load_concurrent_from_with::<PathRoot, _, _>("q", &mut de, measure);
+    ///     assert!(matches!(err, Err(BuildError::Build("a path needs two points"))));
+    ///     assert_eq!(paths.loaded(), 0);
+    /// });
+    /// # Ok::<(), scope_stack::AllocError>(())
+    /// ```
+    pub fn load_concurrent_from_with<'de, R, D, B>(
+        &self,
+        name: &str,
+        deserializer: D,
+        build: impl for<'x> FnOnce(&mut R::Of<'x>, &'x ConcurrentScope<'x>) -> Result<(), B>,
+    ) -> Result<Loaded<'_, R, Shared>, BuildError<D::Error, B>>
+    where
+        R: SlotRoot,
+        for<'x> R::Of<'x>: DeserializeIn<'x>,
+        D: Deserializer<'de>,
+    {
+        let mut catch = Catch::start();
+        let mut step = None;
+        let load = build_shared::<R, _>(|s| {
+            let mut root = R::Of::deserialize_in(s, deserializer).map_err(|e| catch.fail(e))?;
+            match build(&mut root, s) {
+                Ok(()) => Ok(root),
+                Err(b) => {
+                    step = Some(b);
+                    Err(failed())
+                }
+            }
+        });
+        self.try_load_concurrent::<R>(name, load)
+            .map_err(|e| build_failed(catch, step, e))
+    }
+
+    /// [`load_task_from`](Self::load_task_from) with a build step: see
+    /// [`load_from_with`](Self::load_from_with). `build` gets the slot's
+    /// [`TaskScope`]: a request body parsed and checked in the request's arena, `Send`
+    /// with the task that serves it.
+    ///
+    /// # Errors
+    /// As [`load_from_with`](Self::load_from_with).
+    ///
+    /// ```
+    /// use scope_stack::serde::BuildError;
+    /// use scope_stack::{slot_root, Place, Slots, TaskScope};
+    ///
+    /// slot_root!(struct Body = for<'s> &'s [&'s str]);
+    ///
+    /// fn check<'s>(b: &mut &'s [&'s str], arena: TaskScope<'s>) -> Result<(), &'static str> {
+    ///     match b.first() {
+    ///         Some(&"GET") => {
+    ///             *b = arena.alloc_slice_copy(&b[1..]); // keep the path alone
+    ///             Ok(())
+    ///         }
+    ///         _ => Err("only GET"),
+    ///     }
+    /// }
+    /// let requests = Slots::leak("requests", 2, 16 << 10)?;
+    /// let mut de = serde_json::Deserializer::from_str(r#"["GET", "/index"]"#);
+    /// let body = requests.load_task_from_with::<Body, _, _>("r", &mut de, check).unwrap();
+    /// let path = std::thread::spawn(move || body.with(|b| b.concat())).join().unwrap();
+    /// assert_eq!(path, "/index");
+    /// let mut de = serde_json::Deserializer::from_str(r#"["PUT", "/index"]"#);
+    /// let err = requests.load_task_from_with::<Body, _, _>("r", &mut de, check).unwrap_err();
+    /// assert_eq!(err.build_error(), Some(&"only GET"));
+    /// assert_eq!(requests.loaded(), 0);
+    /// # Ok::<(), scope_stack::AllocError>(())
+    /// ```
+    pub fn load_task_from_with<'de, R, D, B>(
+        &self,
+        name: &str,
+        deserializer: D,
+        build: impl for<'x> FnOnce(&mut R::Of<'x>, TaskScope<'x>) -> Result<(), B>,
+    ) -> Result<Loaded<'_, R, Task>, BuildError<D::Error, B>>
+    where
+        R: SlotRoot,
+        for<'x> R::Of<'x>: DeserializeIn<'x>,
+        D: Deserializer<'de>,
+    {
+        let mut catch = Catch::start();
+        let mut step = None;
+        let load = build_task::<R, _>(|s| {
+            let mut root = R::Of::deserialize_in(s, deserializer).map_err(|e| catch.fail(e))?;
+            match build(&mut root, s) {
+                Ok(()) => Ok(root),
+                Err(b) => {
+                    step = Some(b);
+                    Err(failed())
+                }
+            }
+        });
+        self.try_load_task::<R>(name, load)
+            .map_err(|e| build_failed(catch, step, e))
+    }
 }
