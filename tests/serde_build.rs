@@ -17,13 +17,18 @@ use scope_stack::serde::{BuildError, DeserializeIn, PoolIn, Serde};
 use scope_stack::{slot_root, AllocError, Handle, Heap, Place, SlotErrorKind, Slots};
 use serde::Deserialize;
 
+/// An enemy in the file: its name and health.
+type Enemy<'s> = (&'s str, u32);
+/// Enemy names and their handles, sorted, in a heap of the slot.
+type NameIndex<'s> = HeapVec<(&'s str, Handle<Enemy<'s>>), &'s Heap>;
+
 #[derive(DeserializeIn)]
 struct Level<'s> {
     name: &'s str,
     enemies: PoolIn<'s, (&'s str, u32)>,
     /// Not in the file: enemy names to their handles, sorted, in a heap of the slot.
     #[serde(skip)]
-    index: Option<HeapVec<(&'s str, Handle<(&'s str, u32)>), &'s Heap>>,
+    index: Option<NameIndex<'s>>,
 }
 slot_root!(struct LevelRoot => Level);
 

@@ -239,9 +239,9 @@ mod ser_dense;
 mod ser_pool;
 mod serde_field;
 mod slices;
-mod slots;
 #[cfg(feature = "std")]
 mod slot_waits;
+mod slots;
 mod sorted_map;
 #[cfg(feature = "std")]
 mod staging;

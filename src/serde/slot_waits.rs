@@ -17,6 +17,9 @@
 //! `Option<T>` and `T` are the same family over the slot's lifetime, so what holds for
 //! the one (rule 10, `Send` for a task or shared slot) holds for the other.
 #![allow(clippy::result_large_err)]
+// The async loads spell out their future's lifetime (`+ 'n`: the name's borrow, not the
+// set's) as the slot loads in `crate::slots::tasks` do; `async fn` would tie it to all.
+#![allow(clippy::manual_async_fn)]
 
 use core::future::Future;
 use core::marker::PhantomData;

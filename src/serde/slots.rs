@@ -507,6 +507,9 @@ where
 /// assert_eq!(levels.loaded(), 0);
 /// # Ok::<(), scope_stack::AllocError>(())
 /// ```
+// The `Load` variant is as large as `LoadError` (a `SlotError` with the names inline),
+// kept unboxed so that a failed load allocates nothing, as `try_load`'s error does.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum BuildError<E, B> {
     /// The load failed before the build step ran: the file, the format, or the slot
