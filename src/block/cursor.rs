@@ -16,6 +16,10 @@
 //! - Pointers are made from `base` (the block's provenance) with `with_addr`.
 //! - With `align <= MAX_ALIGN` and `size <= MAX_ALIGN`, `cur + (align - 1) + size` cannot
 //!   overflow, because the block ends at least `2 * MAX_ALIGN` below `usize::MAX`.
+//! - `cur` has one writer: the thread that holds the cursor (see [`Cursor::own_cur`]),
+//!   which stores it with relaxed stores and may read it with plain loads. Any other
+//!   thread (a [`MapHandle`](crate::MapHandle)) only loads it, atomically
+//!   ([`Cursor::cur`]).
 
 use core::cell::Cell;
 use core::ptr::NonNull;
@@ -31,9 +35,10 @@ pub(crate) struct Cursor {
     /// through it (errors, reports). Set from a shared borrow of the block when the
     /// cursor's outermost scope opens; valid while any scope on the cursor lives.
     owner: Cell<NonNull<()>>,
-    /// Address of the next free byte. An atomic with relaxed loads and stores (the same
-    /// plain moves as a `Cell` on the owning thread), so a [`MapHandle`] on another
-    /// thread may read it as a snapshot; only the owning thread writes it.
+    /// Address of the next free byte. An atomic, so a [`MapHandle`] on another thread
+    /// may load it as a snapshot; only the thread holding the cursor writes it, with
+    /// relaxed stores, and it reads it with plain loads (see [`own_cur`](Self::own_cur)),
+    /// which the compiler may keep in a register and fold as it did for a `Cell`.
     ///
     /// [`MapHandle`]: crate::MapHandle
     cur: AtomicUsize,
@@ -67,10 +72,33 @@ impl Cursor {
         self.owner.set(owner);
     }
 
-    /// Address of the next free byte.
+    /// Address of the next free byte, loaded atomically: any thread may call this (a
+    /// [`MapHandle`](crate::MapHandle) does). The thread holding the cursor may use
+    /// [`own_cur`](Self::own_cur) instead.
     #[inline(always)]
     pub(crate) fn cur(&self) -> usize {
         self.cur.load(Relaxed)
+    }
+
+    /// Address of the next free byte, for the thread that holds the cursor only: the
+    /// thread whose scopes allocate through it (and open and close scopes on it).
+    ///
+    /// A plain load, so the compiler may keep the pointer in a register across an open,
+    /// the bumps and the rewind, and merge loads, where an atomic load would be
+    /// repeated each time. Every write is still a relaxed store, so readers on other
+    /// threads see each value whole.
+    #[inline(always)]
+    pub(crate) fn own_cur(&self) -> usize {
+        // SAFETY: callers hold the cursor, and only the holder writes `cur`. A cursor
+        // is moved only by its block's scopes, and every way to reach one is tied to
+        // one thread at a time: `ScopeStack` and `LinearAllocator` are not `Sync`, a
+        // scratch block belongs to its thread, and a slot's sub-block moves to another
+        // thread only with its `Loaded` or `TaskScope`, a move that orders the two
+        // threads, so every earlier write (this thread's, or a previous holder's)
+        // happens before this load. The same argument covers the `Cell`s beside it
+        // (`limit`, `owner`). Other threads only load `cur`, atomically (`cur()`), and
+        // a plain load that overlaps only loads is not a data race.
+        unsafe { *self.cur.as_ptr() }
     }
 
     /// Address past which allocation fails.
@@ -124,11 +152,12 @@ impl Cursor {
 
     /// Bump-allocates `size` bytes aligned to `align` when both are at most [`MAX_ALIGN`]
     /// (the caller guarantees that; `align` is a power of two). This is the hot path: one
-    /// comparison, no overflow checks (see the module docs).
+    /// comparison, no overflow checks (see the module docs). The caller holds the
+    /// cursor (see [`own_cur`](Self::own_cur)).
     #[inline(always)]
     pub(crate) fn bump_small(&self, size: usize, align: usize) -> Option<NonNull<u8>> {
         debug_assert!(align.is_power_of_two() && align <= MAX_ALIGN && size <= MAX_ALIGN);
-        let aligned = (self.cur.load(Relaxed) + (align - 1)) & !(align - 1);
+        let aligned = (self.own_cur() + (align - 1)) & !(align - 1);
         let new = aligned + size;
         if new > self.limit.get() {
             return None;

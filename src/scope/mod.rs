@@ -271,16 +271,20 @@ impl fmt::Debug for Scope<'_, '_> {
     }
 }
 
-/// Closes a scope when dropped, even while the closure (or a finalizer) panics: runs the
-/// finalizer chain, then rewinds the block, restores the limit a budget lowered and
-/// unlinks the record.
+/// What closing a scope needs: run the finalizer chain, then rewind the block, restore
+/// the limit a budget lowered and unlink the record.
 ///
-/// It lives in the frame of [`run_scope`], not in the handle the closure borrows, and
-/// keeps its own copies of the start, the parent record and the saved limit. The close
-/// path then reads nothing back from the record except the chain head, so opening and
-/// closing a scope passes each value through memory at most once per scope (the
-/// record's copies exist for reports and diagnostics).
-struct CloseScope<'a> {
+/// It keeps its own copies of the start, the parent record and the saved limit, so the
+/// close reads nothing back from the record except the chain head: opening and closing
+/// a scope passes each value through memory at most once per scope (the record's
+/// copies exist for reports and diagnostics). It is `Copy`: [`run_scope`] closes from
+/// the copy it holds in registers, and only the guard that closes the scope while the
+/// closure panics ([`CloseScope`]) keeps one in memory. Closing from the guard's copy
+/// made the compiler load its fields back from the stack after the closure, since it
+/// does not forward stored values across the relaxed store of the rewound bump pointer
+/// (an empty scope took 48 instructions that way, 39 this way).
+#[derive(Clone, Copy)]
+struct Unwind<'a> {
     alloc: &'a LinearAllocator,
     cursor: &'a Cursor,
     info: &'a ScopeInfo,
@@ -292,60 +296,89 @@ struct CloseScope<'a> {
     saved_limit: Option<usize>,
 }
 
-impl CloseScope<'_> {
+impl Unwind<'_> {
     /// Runs the finalizer chain, then rewinds (the rewind also runs if a finalizer
     /// panics). Called exactly once per scope: by [`run_scope`] on the normal path
-    /// (inlined there, so an empty scope's open and close cost no call), or by `Drop`
-    /// while unwinding.
+    /// (inlined there, so an empty scope's open and close cost no call), or by
+    /// [`CloseScope`]'s `Drop` while the closure unwinds.
+    ///
+    /// # Safety
+    /// The scope is ending: every reference it handed out carried `'s`, which ends
+    /// here, so nothing uses the finalized values again; its child scopes are gone
+    /// (they borrowed the handle mutably) and the handle is not used again.
     #[inline(always)]
-    fn close(&mut self) {
-        /// The rewind half, so it also runs when a finalizer panics.
-        struct Rewind<'b>(&'b CloseScope<'b>);
-        impl Drop for Rewind<'_> {
-            #[inline(always)]
+    unsafe fn close(self, cursor_stays: bool) {
+        /// Rewinds when a finalizer panics (the rest of the chain has run by then:
+        /// see `finalizer::run_from`).
+        struct OnPanic<'b>(Unwind<'b>);
+        impl Drop for OnPanic<'_> {
             fn drop(&mut self) {
-                let close = self.0;
-                #[cfg(feature = "debug-fill")]
-                crate::block::debug_fill::released(close.cursor, close.start);
-                close.alloc.rewind(close.cursor, close.start);
-                if let Some(limit) = close.saved_limit {
-                    close.cursor.set_limit(limit);
-                }
-                close.alloc.set_innermost(close.parent);
-                #[cfg(feature = "tracy")]
-                close.info.profiler.close(close.alloc);
+                self.0.rewind(true);
             }
         }
-        let _rewind = Rewind(self);
-        // SAFETY: the scope is ending; every reference it handed out carried `'s`, which
-        // ends here, so nothing uses the finalized values again. Child scopes are gone
-        // (they borrowed the handle mutably), and the handle itself is not used again:
-        // `run_scope` calls this after the closure returned (or `Drop` while the
-        // closure unwinds), and the closure's result cannot borrow the handle (`'c` is
-        // higher-ranked).
-        unsafe { self.info.chain.run_all() };
+        if !self.info.chain.is_empty() {
+            let guard = OnPanic(self);
+            // SAFETY: per this function's contract.
+            unsafe { self.info.chain.run_all() };
+            core::mem::forget(guard);
+        }
+        self.rewind(cursor_stays);
+    }
+
+    /// The rewind half of [`close`](Self::close). `cursor_stays` is false for a
+    /// scratch scope's own cursor, which goes away with the scope: its bump pointer is
+    /// read for the high-water mark but not rewound (a store nobody would read).
+    #[inline(always)]
+    fn rewind(self, cursor_stays: bool) {
+        #[cfg(feature = "debug-fill")]
+        crate::block::debug_fill::released(self.cursor, self.start);
+        // `LinearAllocator::rewind`'s test, with the closing thread's plain read of its
+        // own bump pointer (see `Cursor::own_cur`), which the compiler folds into the
+        // comparison; a new peak, rare once a program is warm, goes through `rewind`,
+        // which raises the mark exactly (rule 9) and moves the pointer.
+        if self.cursor.own_cur() > self.alloc.high_water_addr() {
+            self.alloc.rewind(self.cursor, self.start);
+        } else if cursor_stays {
+            self.cursor.set_cur(self.start);
+        }
+        if let Some(limit) = self.saved_limit {
+            self.cursor.set_limit(limit);
+        }
+        self.alloc.set_innermost(self.parent);
+        #[cfg(feature = "tracy")]
+        self.info.profiler.close(self.alloc);
     }
 }
 
+/// Closes a scope when dropped, which happens only while its closure panics: it lives
+/// in the frame of [`run_scope`], not in the handle the closure borrows, and the normal
+/// path forgets it and closes from its own copy of the [`Unwind`].
+struct CloseScope<'a>(Unwind<'a>);
+
 impl Drop for CloseScope<'_> {
     fn drop(&mut self) {
-        self.close();
+        // SAFETY: the closure is unwinding out of `run_scope`, so the scope ends here,
+        // and nothing it lent can be used again (the lifetime `'c` is higher-ranked).
+        unsafe { self.0.close(true) }
     }
 }
 
 /// Opens a scope on `cursor` (applying `budget`), runs `f`, and unwinds the scope.
 ///
 /// The scope's record ([`ScopeInfo`]) lives in this frame and is linked as the block's
-/// innermost scope for as long as `f` runs.
+/// innermost scope for as long as `f` runs. The calling thread holds `cursor` (see
+/// `Cursor::own_cur`); `cursor_stays` is false only for a cursor that goes away with
+/// the scope (see `Unwind::rewind`).
 #[inline]
 pub(crate) fn run_scope<'env, R>(
     alloc: &LinearAllocator,
     cursor: &Cursor,
     name: &str,
     budget: Option<usize>,
+    cursor_stays: bool,
     f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
 ) -> R {
-    let start = cursor.cur();
+    let start = cursor.own_cur();
     let parent = alloc.innermost();
     // A budgeted scope keeps its extras here; the others write no word for them.
     let mut extras = MaybeUninit::<Extras>::uninit();
@@ -363,7 +396,7 @@ pub(crate) fn run_scope<'env, R>(
     });
     let info = ScopeInfo::new(name, start, parent, extras_ptr);
     alloc.set_innermost(Some(NonNull::from(&info)));
-    let mut close = CloseScope {
+    let unwind = Unwind {
         alloc,
         cursor,
         info: &info,
@@ -371,16 +404,18 @@ pub(crate) fn run_scope<'env, R>(
         parent,
         saved_limit,
     };
+    let on_panic = CloseScope(unwind);
     let mut scope = Scope::new(ScopeStack {
         cursor,
         info: &info,
         _invariant: PhantomData,
     });
     let result = f(&mut scope);
-    // The closure has returned, so nothing reaches the scope's values any more (the
-    // handle is not used again): the scope closes.
-    close.close();
-    core::mem::forget(close);
+    core::mem::forget(on_panic);
+    // SAFETY: the closure has returned, so nothing reaches the scope's values any more
+    // (the handle is not used again, and the result cannot borrow it: `'c` is
+    // higher-ranked): the scope closes.
+    unsafe { unwind.close(cursor_stays) };
     result
 }
 
@@ -421,7 +456,7 @@ impl<'s> ScopeStack<'s> {
         bytes: usize,
         f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
     ) -> R {
-        run_scope(self.alloc(), self.cursor, name, Some(bytes), f)
+        run_scope(self.alloc(), self.cursor, name, Some(bytes), true, f)
     }
 
     /// Opens a child scope, runs `f` with it, and unwinds it: the child's finalizers run
@@ -451,7 +486,7 @@ impl<'s> ScopeStack<'s> {
         name: &str,
         f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> R,
     ) -> R {
-        run_scope(self.alloc(), self.cursor, name, None, f)
+        run_scope(self.alloc(), self.cursor, name, None, true, f)
     }
 
     /// Registers a pool carved from this scope, for reports. Allocates the link record
@@ -671,7 +706,7 @@ impl LinearAllocator {
     ) -> R {
         let this: &LinearAllocator = self;
         this.root().set_owner(NonNull::from(this).cast());
-        run_scope(this, this.root(), name, None, f)
+        run_scope(this, this.root(), name, None, true, f)
     }
 
     /// Opens a scope on a block reached through a shared reference (the scratch pads),
@@ -699,22 +734,34 @@ impl LinearAllocator {
             }
         }
 
-        let outer = self.active_cursor();
+        // The interrupted cursor (`active_cursor`), from the one read of `active` that
+        // is also what the close restores.
+        let prev_active = self.active();
+        let outer = match prev_active {
+            // SAFETY: as in `active_cursor`: `active` points at the cursor of a live
+            // `scope_shared` call further up this thread's stack, which resets it
+            // before that cursor goes away.
+            Some(c) => unsafe { c.as_ref() },
+            None => self.root(),
+        };
+        // This thread holds the block's cursors (the block is not `Sync`), so it reads
+        // the bump pointer as their holder. The new cursor lives in this frame and
+        // goes away with the scope, which therefore does not rewind it.
         let cursor = Cursor::new(
             self.base(),
             NonNull::from(self).cast(),
-            outer.cur(),
+            outer.own_cur(),
             outer.limit(),
         );
         let _resume = Resume {
             alloc: self,
             outer,
             limit: outer.suspend(),
-            prev_active: self.active(),
+            prev_active,
         };
         self.set_active(Some(NonNull::from(&cursor)));
         // Declared after `_resume`, so it unwinds (finalizers, rewind) before the outer
         // cursor resumes.
-        run_scope(self, &cursor, name, None, f)
+        run_scope(self, &cursor, name, None, false, f)
     }
 }
