@@ -157,8 +157,33 @@ pub struct Member {
     pub default: Default,
     pub skip: bool,
     pub with_serde: bool,
-    /// `#[scope(capacity = N)]`: read with `CapacitySeed` and capacity `N`.
-    pub capacity: Option<syn::Expr>,
+    /// `#[scope(capacity = N)]` or `#[scope(extra = N)]`: read with a `CapacitySeed`.
+    pub capacity: Option<Capacity>,
+}
+
+/// The capacity a field asks for, with `CapacitySeed`.
+pub enum Capacity {
+    /// `capacity = N`: exactly `N` (`CapacitySeed::new`).
+    Exactly(syn::Expr),
+    /// `extra = N`: the file's count and `N` more (`CapacitySeed::extra`).
+    Extra(syn::Expr),
+}
+
+impl Capacity {
+    /// The expression written, for the seed and for errors.
+    pub fn expr(&self) -> &syn::Expr {
+        match self {
+            Capacity::Exactly(e) | Capacity::Extra(e) => e,
+        }
+    }
+
+    /// The attribute's name, for errors.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Capacity::Exactly(_) => "capacity",
+            Capacity::Extra(_) => "extra",
+        }
+    }
 }
 
 /// Attributes that only serialization reads: accepted and ignored.
@@ -198,8 +223,8 @@ fn unsupported(meta: &syn::meta::ParseNestedMeta<'_>) -> syn::Error {
     meta.error(format!(
         "DeserializeIn does not support `{name}` here (supported: on the type rename, \
          rename_all, default, deny_unknown_fields, tag, content, untagged; on a field \
-         rename, alias, default, skip, skip_deserializing, with_serde, capacity; on a \
-         variant rename, alias, rename_all, skip)"
+         rename, alias, default, skip, skip_deserializing, with_serde, capacity, \
+         extra; on a variant rename, alias, rename_all, skip)"
     ))
 }
 
@@ -272,8 +297,24 @@ pub fn member(attrs: &[Attribute]) -> syn::Result<Member> {
                 m.skip = true;
             } else if p.is_ident("with_serde") {
                 m.with_serde = true;
-            } else if p.is_ident("capacity") {
-                m.capacity = Some(meta.value()?.parse()?);
+            } else if p.is_ident("capacity") || p.is_ident("extra") {
+                let exactly = p.is_ident("capacity");
+                if let Some(first) = &m.capacity {
+                    let this = if exactly { "capacity" } else { "extra" };
+                    return Err(meta.error(if first.name() == this {
+                        format!("DeserializeIn: `{this}` is given twice")
+                    } else {
+                        "DeserializeIn: give `capacity = N` (exactly N) or `extra = N` (the \
+                         file's count and N more), not both"
+                            .to_owned()
+                    }));
+                }
+                let n: syn::Expr = meta.value()?.parse()?;
+                m.capacity = Some(if exactly {
+                    Capacity::Exactly(n)
+                } else {
+                    Capacity::Extra(n)
+                });
             } else if SERIALIZE_ONLY.iter().any(|s| p.is_ident(s)) {
                 skip_value(&meta)?;
             } else {

@@ -1,6 +1,6 @@
 //! The impl `#[derive(DeserializeIn)]` writes: a serde visitor per struct or variant
 //! body that reads each field with a `Seed` of the scope (a `CapacitySeed` for
-//! `#[scope(capacity = N)]`), and the impl of `DeserializeIn` that drives it
+//! `#[scope(capacity = N)]` or `#[scope(extra = N)]`), and the impl of `DeserializeIn` that drives it
 //! (`deserialize_struct`, `deserialize_tuple_struct`, `deserialize_enum`, ...). Enums
 //! that are not externally tagged read a variant through `__Visitor::__variant(id,
 //! deserializer)`, from the file (adjacently tagged) or from the main crate's buffered
@@ -15,7 +15,7 @@ use syn::{
     parse_quote, Data, DeriveInput, Fields, GenericParam, Generics, Ident, Lifetime, Member, Type,
 };
 
-use crate::attr::{self, Case, Container};
+use crate::attr::{self, Capacity, Case, Container};
 
 /// The generated code's way into the main crate.
 fn krate() -> TokenStream {
@@ -201,12 +201,13 @@ fn places_of(ctx: &Ctx, fields: &[FieldSpec]) -> TokenStream {
 }
 
 /// The seed that reads field `f` into `self.scope`: a `Seed`, or a `CapacitySeed` for
-/// `#[scope(capacity = N)]`.
+/// `#[scope(capacity = N)]` (`new`) or `#[scope(extra = N)]` (`extra`).
 fn seed_of(f: &FieldSpec) -> TokenStream {
     let k = krate();
     let ty = &f.ty;
     match &f.attrs.capacity {
-        Some(n) => quote!(#k::CapacitySeed::<__P, #ty>::new(self.scope, #n)),
+        Some(Capacity::Exactly(n)) => quote!(#k::CapacitySeed::<__P, #ty>::new(self.scope, #n)),
+        Some(Capacity::Extra(n)) => quote!(#k::CapacitySeed::<__P, #ty>::extra(self.scope, #n)),
         None => quote!(#k::Seed::<__P, #ty>::new(self.scope)),
     }
 }
@@ -216,10 +217,13 @@ fn specs(fields: &Fields, rename_all: Option<Case>) -> syn::Result<Vec<FieldSpec
     let mut out = Vec::new();
     for (i, f) in fields.iter().enumerate() {
         let attrs = attr::member(&f.attrs)?;
-        if let (Some(n), true) = (&attrs.capacity, attrs.with_serde) {
+        if let (Some(c), true) = (&attrs.capacity, attrs.with_serde) {
             return Err(syn::Error::new_spanned(
-                n,
-                "DeserializeIn: `capacity` needs a field read with DeserializeIn, not `with_serde`",
+                c.expr(),
+                format!(
+                    "DeserializeIn: `{}` needs a field read with DeserializeIn, not `with_serde`",
+                    c.name()
+                ),
             ));
         }
         let member = match &f.ident {
@@ -484,10 +488,13 @@ fn body_visitor(
                         quote!(#k::missing_field_serde::<#ty, __A::Error>(#name)?)
                     }
                     None => match &f.attrs.capacity {
-                        Some(n) => quote!(#k::missing_field_capacity::<#s, __P, #ty, __A::Error>(
-                            self.scope, #n, #name)?),
-                        None => quote!(#k::missing_field::<#s, __P, #ty, __A::Error>(
-                            self.scope, #name)?),
+                        Some(Capacity::Exactly(n)) => quote!(
+                            #k::missing_field_capacity::<#s, __P, #ty, __A::Error>(
+                                self.scope, #n, #name)?),
+                        // A field the file leaves out has no count to add to: it reads
+                        // as a field with no capacity (a missing-field error for a pool).
+                        Some(Capacity::Extra(_)) | None => quote!(
+                            #k::missing_field::<#s, __P, #ty, __A::Error>(self.scope, #name)?),
                     },
                 };
                 quote! {
@@ -586,10 +593,13 @@ fn enum_body(
     let mut variants: Vec<(Ident, Ident, Shape, String)> = Vec::new();
     for (i, v) in e.variants.iter().enumerate() {
         let vattrs = attr::member(&v.attrs)?;
-        if let Some(n) = &vattrs.capacity {
+        if let Some(c) = &vattrs.capacity {
             return Err(syn::Error::new_spanned(
-                n,
-                "DeserializeIn: `capacity` belongs on a field, not on a variant",
+                c.expr(),
+                format!(
+                    "DeserializeIn: `{}` belongs on a field, not on a variant",
+                    c.name()
+                ),
             ));
         }
         if vattrs.skip {
@@ -893,9 +903,12 @@ mod tests {
                 pool: Pool<'s>,
                 #[scope(capacity = SPARE * 2)]
                 other: Pool<'s>,
+                #[scope(extra = 256)]
+                grows: Pool<'s>,
             }
         });
         assert!(out.contains("CapacitySeed"), "{out}");
+        assert!(out.contains(":: extra (self . scope , 256)"), "{out}");
         assert!(
             out.contains("\"levelName\"") || out.contains("\"n\""),
             "{out}"
@@ -961,7 +974,7 @@ mod tests {
 
     #[test]
     fn bad_combinations_are_refused() {
-        let cases: [(DeriveInput, &str); 7] = [
+        let cases: [(DeriveInput, &str); 12] = [
             (
                 parse_quote!(
                     #[serde(tag = "t")]
@@ -1024,6 +1037,52 @@ mod tests {
                     }
                 ),
                 "`capacity` belongs on a field",
+            ),
+            (
+                parse_quote!(
+                    struct S {
+                        #[scope(extra = 4, with_serde)]
+                        x: Vec<u8>,
+                    }
+                ),
+                "`extra` needs a field read with DeserializeIn",
+            ),
+            (
+                parse_quote!(
+                    enum E {
+                        #[scope(extra = 4)]
+                        A(u8),
+                    }
+                ),
+                "`extra` belongs on a field",
+            ),
+            (
+                parse_quote!(
+                    struct S {
+                        #[scope(capacity = 4, extra = 8)]
+                        x: u8,
+                    }
+                ),
+                "not both",
+            ),
+            (
+                parse_quote!(
+                    struct S {
+                        #[scope(extra = 4)]
+                        #[scope(capacity = 8)]
+                        x: u8,
+                    }
+                ),
+                "not both",
+            ),
+            (
+                parse_quote!(
+                    struct S {
+                        #[scope(extra = 4, extra = 8)]
+                        x: u8,
+                    }
+                ),
+                "`extra` is given twice",
             ),
         ];
         for (input, msg) in cases {

@@ -20,7 +20,15 @@
 //!   use the global heap), `capacity = N` (read with
 //!   `scope_stack::serde::CapacitySeed` and capacity `N`, an integer literal or a
 //!   `usize` constant expression, through the field type's `DeserializeInCapacity`:
-//!   a pool with room for more than the file holds);
+//!   a pool with room for more than the file holds; the same `N` for every file),
+//!   `extra = N` (read with `CapacitySeed::extra`: room for the file's elements and
+//!   `N` more, so a level of 3 enemies with `extra = 8` gets 11 slots and one of 50
+//!   gets 58; for `PoolIn` and `DensePoolIn`, not heap collections, whose capacity is
+//!   bytes; a count plus `N` past what the pool can address is the pool's "too many
+//!   slots" error, and a file with no elements and `extra = 0` its capacity-0 error;
+//!   a field marked `extra` that the file leaves out is a missing-field error unless
+//!   it has a `default`). `capacity` and `extra` together are a compile error, and
+//!   neither goes with `with_serde` or on a variant;
 //! - on a variant: `rename`, `alias`, `rename_all` (its fields), `skip`.
 //!
 //! Internally tagged and untagged enums (and adjacently tagged ones whose content
@@ -73,6 +81,37 @@
 //!     let file = r#"[{"type": "sign", "text": "north"}, {"color": [255, 0, 0], "type": "lamp"}]"#;
 //!     let props: &[Prop] = level.deserialize(&mut serde_json::Deserializer::from_str(file)).unwrap();
 //!     assert_eq!(props[0], Prop::Sign { text: "north" });
+//! });
+//! # Ok::<(), scope_stack::AllocError>(())
+//! ```
+//!
+//! Pools sized from the file, with room to grow: `extra` pays for each level's own
+//! count, where `capacity` pays for the largest level's in every level:
+//!
+//! ```
+//! use scope_stack::serde::{DensePoolIn, DeserializeIn, PoolIn};
+//! use scope_stack::LinearAllocator;
+//!
+//! #[derive(DeserializeIn)]
+//! struct Level<'s> {
+//!     #[scope(extra = 8)] // the file's enemies and 8 more
+//!     enemies: PoolIn<'s, u32>,
+//!     #[scope(capacity = 64)] // 64 shots in every level
+//!     shots: DensePoolIn<'s, [f32; 2]>,
+//! }
+//!
+//! let mut memory = LinearAllocator::with_capacity(1 << 20)?;
+//! memory.scope("level", |level| {
+//!     let file = r#"{"enemies": [30, 80, 45], "shots": []}"#;
+//!     let mut small: Level = level.deserialize(&mut serde_json::Deserializer::from_str(file)).unwrap();
+//!     assert_eq!((small.enemies.capacity(), small.shots.capacity()), (3 + 8, 64));
+//!     for hp in 0..8 {
+//!         small.enemies.insert_mut(hp).unwrap(); // the 8 spawned at run time
+//!     }
+//!     assert_eq!(small.enemies.insert_mut(99), Err(99)); // full
+//!     let file = format!(r#"{{"enemies": {:?}, "shots": []}}"#, [10u32; 50]);
+//!     let big: Level = level.deserialize(&mut serde_json::Deserializer::from_str(&file)).unwrap();
+//!     assert_eq!(big.enemies.capacity(), 50 + 8);
 //! });
 //! # Ok::<(), scope_stack::AllocError>(())
 //! ```

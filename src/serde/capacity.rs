@@ -1,12 +1,17 @@
 //! Containers whose capacity a level file's reader may choose: the trait
 //! [`DeserializeInCapacity`] and its seed [`CapacitySeed`], which
-//! `#[derive(DeserializeIn)]` passes for a field marked `#[scope(capacity = N)]`.
+//! `#[derive(DeserializeIn)]` passes for a field marked `#[scope(capacity = N)]` (an
+//! exact capacity) or `#[scope(extra = N)]` (the file's count and `N` more).
 //!
 //! Invariant: a capacity given here is the container's whole capacity, fixed when it
 //! is carved; a file with more elements than that is an error, never a second carve.
+//! A capacity relative to the file is worked out once the file's count is known (the
+//! format's length, or the staged elements counted) and before the one carve; a sum
+//! past `usize::MAX` saturates, so it is the carve's "too many slots" error, never an
+//! overflow.
 use core::marker::PhantomData;
 
-use serde::de::{DeserializeSeed, Deserializer};
+use serde::de::{DeserializeSeed, Deserializer, Error as _};
 
 use crate::scope::place::Place;
 
@@ -21,7 +26,20 @@ use super::trait_in::DeserializeIn;
 /// error (`invalid_length`), and so is a capacity the container cannot have (0, or more
 /// than its slot index can address: the text of its `try_new_` carve).
 ///
-/// Implemented for [`PoolIn`](super::PoolIn) and [`DensePoolIn`](super::DensePoolIn).
+/// One constant `n` for every level makes the smallest level pay for the largest.
+/// `T::deserialize_in_extra(scope, extra, de)` (`#[scope(extra = N)]` on a derived
+/// field, [`CapacitySeed::extra`]) gives the container the file's count plus `extra`
+/// instead: a level of 3 enemies read with `extra = 8` gets 11 slots, one of 50 gets
+/// 58. The count is the length the format gives up front (postcard, bincode) or, where
+/// it gives none (JSON), the elements counted while they wait in the staging block; a
+/// sum the container cannot have (more slots than its slot index can address) is the
+/// text of its `try_new_` carve, and a file of no elements with `extra = 0` asks for
+/// capacity 0, which is that carve's error for capacity 0.
+///
+/// Implemented for [`PoolIn`](super::PoolIn) and [`DensePoolIn`](super::DensePoolIn),
+/// both rules. The heap collections ([`DeserializeInHeap`](super::DeserializeInHeap))
+/// take their capacity in bytes of heap, which no element count gives, so they have
+/// only the exact rule: `deserialize_in_extra` is the default's error for them.
 /// A hand-written [`DeserializeIn`] passes a [`CapacitySeed`] where
 /// `#[scope(capacity = N)]` would:
 ///
@@ -101,11 +119,83 @@ pub trait DeserializeInCapacity<'s>: DeserializeIn<'s> {
     where
         P: Place<'s> + Copy,
         D: Deserializer<'de>;
+
+    /// Deserializes one `Self` with room for the file's elements and `extra` more,
+    /// placing it and what its elements reference in `scope`.
+    ///
+    /// The default is for a type with no count to add to (a heap collection, sized in
+    /// bytes): it reads nothing and returns an error (`custom`) that names the type and
+    /// asks for an exact capacity. [`PoolIn`](super::PoolIn) and
+    /// [`DensePoolIn`](super::DensePoolIn) carve `count + extra` slots.
+    ///
+    /// # Errors
+    /// As [`DeserializeIn::deserialize_in`], and the carve's error for a sum the
+    /// container cannot have: capacity 0 (no elements and `extra = 0`), or more slots
+    /// than it can address (a sum past `usize::MAX` counts as more).
+    ///
+    /// ```
+    /// use scope_stack::serde::{DeserializeInCapacity, PoolIn};
+    /// use scope_stack::{LinearAllocator, MAX_POOL_CAPACITY};
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20)?;
+    /// memory.scope("level", |level| {
+    ///     // JSON gives no length: the three elements are counted, then 3 + 8 slots carved.
+    ///     let mut de = serde_json::Deserializer::from_str("[1, 2, 3]");
+    ///     let mut pool = PoolIn::<u8>::deserialize_in_extra(&**level, 8, &mut de).unwrap();
+    ///     assert_eq!((pool.len(), pool.capacity()), (3, 11));
+    ///     for i in 0..8 {
+    ///         pool.insert_mut(i).unwrap();
+    ///     }
+    ///     assert_eq!(pool.insert_mut(9), Err(9)); // full at 11
+    ///     // postcard gives the length up front: carved at once with 2 + 8 slots.
+    ///     let bytes = postcard::to_allocvec(&vec![4u8, 5]).unwrap();
+    ///     let mut de = postcard::Deserializer::from_bytes(&bytes);
+    ///     let pool = PoolIn::<u8>::deserialize_in_extra(&**level, 8, &mut de).unwrap();
+    ///     assert_eq!((pool.len(), pool.capacity()), (2, 10));
+    ///     // No elements and nothing extra: capacity 0, the carve's error.
+    ///     let mut de = serde_json::Deserializer::from_str("[]");
+    ///     let e = PoolIn::<u8>::deserialize_in_extra(&**level, 0, &mut de).unwrap_err();
+    ///     assert!(e.to_string().contains("a pool needs at least one slot (capacity 0)"));
+    ///     // More than a pool can address: the carve's error, not a panic.
+    ///     let mut de = serde_json::Deserializer::from_str("[1]");
+    ///     let e = PoolIn::<u8>::deserialize_in_extra(&**level, MAX_POOL_CAPACITY, &mut de)
+    ///         .unwrap_err();
+    ///     assert!(e.to_string().contains("too many slots"), "{e}");
+    /// });
+    /// # Ok::<(), scope_stack::AllocError>(())
+    /// ```
+    fn deserialize_in_extra<'de, P, D>(
+        scope: P,
+        extra: usize,
+        deserializer: D,
+    ) -> Result<Self, D::Error>
+    where
+        P: Place<'s> + Copy,
+        D: Deserializer<'de>,
+    {
+        let _ = (scope, deserializer);
+        Err(D::Error::custom(format_args!(
+            "{} takes an exact capacity (`#[scope(capacity = N)]`, `CapacitySeed::new`), \
+             not one relative to the file's count (`extra = {extra}`)",
+            core::any::type_name::<Self>()
+        )))
+    }
+}
+
+/// How a [`CapacitySeed`] sizes its container.
+#[derive(Clone, Copy, Debug)]
+enum Rule {
+    /// Exactly this many elements.
+    Exactly(usize),
+    /// The file's count and this many more.
+    Extra(usize),
 }
 
 /// A [`Seed`](super::Seed) with a capacity: deserializes a `T` with
-/// [`DeserializeInCapacity::deserialize_in_capacity`]. Pass one wherever serde takes a
-/// seed, as `#[scope(capacity = N)]` does for a derived field.
+/// [`DeserializeInCapacity::deserialize_in_capacity`] ([`new`](Self::new): exactly `n`)
+/// or [`DeserializeInCapacity::deserialize_in_extra`] ([`extra`](Self::extra): the
+/// file's count and `n` more). Pass one wherever serde takes a seed, as
+/// `#[scope(capacity = N)]` and `#[scope(extra = N)]` do for a derived field.
 ///
 /// ```
 /// use scope_stack::serde::{CapacitySeed, DensePoolIn};
@@ -125,7 +215,7 @@ pub trait DeserializeInCapacity<'s>: DeserializeIn<'s> {
 /// ```
 pub struct CapacitySeed<'s, P, T> {
     scope: P,
-    capacity: usize,
+    rule: Rule,
     _t: PhantomData<fn() -> (&'s (), T)>,
 }
 
@@ -143,7 +233,36 @@ impl<'s, P: Place<'s> + Copy, T> CapacitySeed<'s, P, T> {
     pub fn new(scope: P, capacity: usize) -> Self {
         CapacitySeed {
             scope,
-            capacity,
+            rule: Rule::Exactly(capacity),
+            _t: PhantomData,
+        }
+    }
+
+    /// A seed that deserializes a `T` with room for the file's elements and `extra`
+    /// more into `scope` (see [`DeserializeInCapacity::deserialize_in_extra`]), as
+    /// `#[scope(extra = N)]` does for a derived field: each level pays for its own
+    /// count, not the largest level's.
+    ///
+    /// ```
+    /// use scope_stack::serde::{CapacitySeed, DensePoolIn};
+    /// use scope_stack::LinearAllocator;
+    /// use serde::de::DeserializeSeed;
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20)?;
+    /// memory.scope("level", |level| {
+    ///     let seed = CapacitySeed::<_, DensePoolIn<&str>>::extra(&**level, 16);
+    ///     let mut de = serde_json::Deserializer::from_str(r#"["swish", "boom"]"#);
+    ///     assert_eq!(seed.deserialize(&mut de).unwrap().capacity(), 2 + 16);
+    ///     let mut de = serde_json::Deserializer::from_str(r#"["a", "b", "c", "d"]"#);
+    ///     assert_eq!(seed.deserialize(&mut de).unwrap().capacity(), 4 + 16);
+    /// });
+    /// # Ok::<(), scope_stack::AllocError>(())
+    /// ```
+    #[inline]
+    pub fn extra(scope: P, extra: usize) -> Self {
+        CapacitySeed {
+            scope,
+            rule: Rule::Extra(extra),
             _t: PhantomData,
         }
     }
@@ -164,6 +283,11 @@ where
     type Value = T;
     #[inline]
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
-        T::deserialize_in_capacity(self.scope, self.capacity, deserializer)
+        match self.rule {
+            Rule::Exactly(capacity) => {
+                T::deserialize_in_capacity(self.scope, capacity, deserializer)
+            }
+            Rule::Extra(extra) => T::deserialize_in_extra(self.scope, extra, deserializer),
+        }
     }
 }

@@ -98,10 +98,34 @@ impl Expected for AtMost {
     }
 }
 
-/// The visitor of a pool's sequence: `capacity` given, or the file's length.
+/// How many slots a pool read from a file gets.
+#[derive(Clone, Copy)]
+enum Room {
+    /// As many as the file has elements.
+    File,
+    /// Exactly this many (`DeserializeInCapacity::deserialize_in_capacity`).
+    Exactly(usize),
+    /// As many as the file has elements, and this many more
+    /// (`DeserializeInCapacity::deserialize_in_extra`).
+    Extra(usize),
+}
+
+impl Room {
+    /// The capacity for a file of `count` elements: a sum past `usize::MAX` saturates,
+    /// which the carve refuses as too many slots.
+    fn for_count(self, count: usize) -> usize {
+        match self {
+            Room::File => count,
+            Room::Exactly(capacity) => capacity,
+            Room::Extra(extra) => count.saturating_add(extra),
+        }
+    }
+}
+
+/// The visitor of a pool's sequence: its [`Room`].
 struct FillSeq<'s, P, T, K> {
     scope: P,
-    capacity: Option<usize>,
+    room: Room,
     _t: Ghost<'s, (T, K)>,
 }
 
@@ -121,13 +145,13 @@ where
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let scope = self.scope;
         let hint = seq.size_hint();
-        let capacity = match (self.capacity, hint) {
-            (Some(capacity), Some(n)) if n > capacity => {
+        let capacity = match (self.room, hint) {
+            (Room::Exactly(capacity), Some(n)) if n > capacity => {
                 return Err(A::Error::invalid_length(n, &AtMost(capacity)));
             }
-            (Some(capacity), _) => capacity,
-            (None, Some(n)) => n,
-            (None, None) => return fill_staged::<P, T, K, A>(scope, seq),
+            (Room::Exactly(capacity), _) => capacity,
+            (room, Some(n)) => room.for_count(n),
+            (room, None) => return fill_staged::<P, T, K, A>(scope, room, seq),
         };
         // Carve first, insert as the elements come.
         let pool: &'s mut K = carve::<P, T, K>(scope, capacity).map_err(alloc_error)?;
@@ -148,9 +172,13 @@ where
     }
 }
 
-/// Reads every element first (the capacity is their count), then carves the pool and
-/// moves them in.
-fn fill_staged<'de, 's, P, T, K, A>(scope: P, mut seq: A) -> Result<Filled<'s, K, K::Key>, A::Error>
+/// Reads every element first (the capacity is their count, or their count and the
+/// extra, as `room` says), then carves the pool and moves them in.
+fn fill_staged<'de, 's, P, T, K, A>(
+    scope: P,
+    room: Room,
+    mut seq: A,
+) -> Result<Filled<'s, K, K::Key>, A::Error>
 where
     P: Place<'s> + Copy,
     T: DeserializeIn<'s> + 's,
@@ -162,13 +190,16 @@ where
             values.push(value).map_err(alloc_error)?;
         }
         let n = values.len();
-        let pool: &'s mut K = carve::<P, T, K>(scope, n).map_err(alloc_error)?;
+        // `Room::Exactly` never stages (its capacity is known before the first element).
+        debug_assert!(!matches!(room, Room::Exactly(_)));
+        let capacity = room.for_count(n);
+        let pool: &'s mut K = carve::<P, T, K>(scope, capacity).map_err(alloc_error)?;
         let handles = scope
             .try_alloc_uninit_slice::<K::Key>(n)
             .map_err(alloc_error)?;
         let mut filled = 0;
         values.drain(|value| {
-            // A fresh pool of `n` slots takes `n` values.
+            // A fresh pool of `capacity >= n` slots takes `n` values.
             let key = pool
                 .put(value)
                 .unwrap_or_else(|_| unreachable!("the pool is full"));
@@ -189,9 +220,13 @@ where
 /// As a [`DeserializeIn`] field, its capacity is the number of elements in the file;
 /// through [`DeserializeInCapacity`] (a [`CapacitySeed`](super::CapacitySeed), or
 /// `#[scope(capacity = N)]` on a derived field) it is `N`, so that the game can insert
-/// more at run time, and a file with more than `N` elements is an error. A pool cannot
-/// be empty: a file with no elements and no capacity given is an error, as is a
-/// capacity of 0 (the text of [`try_new_pool`](crate::ScopeStack::try_new_pool)'s).
+/// more at run time, and a file with more than `N` elements is an error; with
+/// `#[scope(extra = N)]` ([`CapacitySeed::extra`](super::CapacitySeed::extra)) it is
+/// the number of elements in the file plus `N`, so each level has room for `N` more
+/// whatever its size. A pool cannot be empty: a file with no elements and no capacity
+/// given (or `extra = 0`) is an error, as is a capacity of 0 (the text of
+/// [`try_new_pool`](crate::ScopeStack::try_new_pool)'s), and so is a capacity past
+/// [`MAX_POOL_CAPACITY`](crate::MAX_POOL_CAPACITY) ("too many slots").
 ///
 /// Values that need drop must be `Send + 'static` (the pool's finalizer drops them, as
 /// with [`new_pool`](crate::ScopeStack::new_pool)); values that need none may borrow
@@ -207,10 +242,11 @@ where
 ///   [`insert_mut`](Pool::insert_mut)); the handles wait in this thread's staging block
 ///   and are copied into the scope at the end.
 /// - **The file's length, said up front** (binary formats such as postcard): as above,
-///   with the capacity the format announced.
+///   with the capacity the format announced (plus the extra, for `extra = N`).
 /// - **The file's length, not said** (JSON): the elements wait in the staging block while
 ///   what they place (strings, slices) goes to the scope; then the pool is carved with
-///   room for exactly them, and they move in, one `memcpy` each. A sequence that does
+///   room for exactly them (and the extra, for `extra = N`), and they move in, one
+///   `memcpy` each. A sequence that does
 ///   not fit in what is left of the staging block (1 MiB per thread; or any sequence,
 ///   without `std`) carries on in a buffer at the top of the scope that doubles as it
 ///   fills: correct, but its old buffers (up to twice the elements' bytes) stay taken
@@ -258,7 +294,7 @@ pub struct PoolIn<'s, T> {
 
 /// A [`DensePool`] read from a level file: the pool, carved from the scope being
 /// loaded, and the handles of its values in the order of the file. The same rules and
-/// costs as [`PoolIn`] (capacity from the file or given, values that need drop
+/// costs as [`PoolIn`] (capacity from the file, given, or the file's and an extra, values that need drop
 /// `Send + 'static`, each value put in with [`insert`](DensePool::insert)); it derefs
 /// to the dense pool.
 ///
@@ -395,7 +431,7 @@ macro_rules! pool_in {
                 let (pool, handles) =
                     deserializer.deserialize_seq(FillSeq::<P, T, $pool<'s, T>> {
                         scope,
-                        capacity: None,
+                        room: Room::File,
                         _t: PhantomData,
                     })?;
                 Ok($name { pool, handles })
@@ -415,7 +451,25 @@ macro_rules! pool_in {
                 let (pool, handles) =
                     deserializer.deserialize_seq(FillSeq::<P, T, $pool<'s, T>> {
                         scope,
-                        capacity: Some(capacity),
+                        room: Room::Exactly(capacity),
+                        _t: PhantomData,
+                    })?;
+                Ok($name { pool, handles })
+            }
+
+            fn deserialize_in_extra<'de, P, D>(
+                scope: P,
+                extra: usize,
+                deserializer: D,
+            ) -> Result<Self, D::Error>
+            where
+                P: Place<'s> + Copy,
+                D: Deserializer<'de>,
+            {
+                let (pool, handles) =
+                    deserializer.deserialize_seq(FillSeq::<P, T, $pool<'s, T>> {
+                        scope,
+                        room: Room::Extra(extra),
                         _t: PhantomData,
                     })?;
                 Ok($name { pool, handles })
