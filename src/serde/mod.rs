@@ -28,7 +28,9 @@
 //! the handles of its values in the order of the file. The capacity is the number of
 //! elements in the file, or given ([`DeserializeInCapacity`], [`CapacitySeed`], and
 //! `#[scope(capacity = N)]` on a derived field) so that the game can insert more at run
-//! time; more elements than that is an error. Values with destructors must be
+//! time, or the file's count plus a margin (`#[scope(extra = N)]`,
+//! [`CapacitySeed::extra`], so each level pays for its own size); more elements than
+//! that is an error. Values with destructors must be
 //! `Send + 'static` (the pool's finalizer drops them); values that need none may borrow
 //! the scope and pay nothing.
 //!
@@ -273,6 +275,8 @@ pub use pools::{DensePoolIn, PoolIn};
 /// `#[scope(capacity = N)]` on a field reads it with [`CapacitySeed`] and capacity `N`
 /// (an integer literal or a `usize` constant expression), through the field type's
 /// [`DeserializeInCapacity`]: a container with room for more than the file holds.
+/// `#[scope(extra = N)]` gives it the file's element count plus `N` instead
+/// ([`CapacitySeed::extra`]).
 ///
 /// ```
 /// use scope_stack::serde::DeserializeIn;
