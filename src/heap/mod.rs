@@ -9,7 +9,9 @@
 //! `new_heap(bytes)` on any kind of scope (or through [`Carve`](crate::Carve)); you get
 //! `&'s Heap`, a shared reference with the scope's lifetime, and `&Heap` is an
 //! allocator-api2 0.2 `Allocator`. A collection in the heap borrows the heap, not the
-//! scope handle, so frames open and close above it:
+//! scope handle, so frames open and close above it. For text that grows and shrinks
+//! (names of entities spawned at run time) there is [`HeapString`](crate::HeapString)
+//! (feature `alloc`):
 //!
 //! ```
 //! use allocator_api2::vec::Vec;
