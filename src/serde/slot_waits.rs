@@ -1,14 +1,24 @@
 //! The waiting file loads (feature `serde` with `std`): [`Slots::load_wait_from`],
 //! [`Slots::load_wait_timeout_from`], [`Slots::load_async_from`] and their concurrent
-//! and task forms. Each is the slots' own wait form ([`Slots::load_wait_timeout`],
-//! [`Slots::load_async`] and theirs) whose build deserializes, so the waiting (the
-//! futex, the wakers, no lost wake-up) is theirs and nothing of it is repeated here.
+//! and task forms. Each is one of the slots' own wait forms whose build deserializes,
+//! so the waiting (the futex, the wakers, no lost wake-up) is theirs and nothing of it
+//! is repeated here. None of them panics: a file that is bad, or too big for its slot,
+//! and a root that no longer fits after the file, are errors.
 //!
-//! A wait form's build cannot fail, and a file can, so the build returns an
-//! [`Attempt`] root: `Some(level)` when the file was read, `None` when it was not
-//! (the error kept aside in a [`Trial`]). A `None` is unloaded at once (the slot is
-//! free, everything placed dropped once) and the error comes back; a `Some` becomes
-//! the caller's `Loaded` by pointing at the level inside the `Option`.
+//! The async loads are the slots' `try_` async forms ([`Slots::try_load_async`] and
+//! theirs) with the build of [`Slots::load_from`]: the build's error is the allocation
+//! error that stopped the file (or a placeholder when the file itself was bad, its
+//! error kept aside in a `Catch`), and the slot is free again when the future gives
+//! the error. The catch starts in the build, so on the thread, and in the poll, that
+//! reads the file.
+//!
+//! The blocking loads go through [`Slots::load_wait_timeout`] and theirs (a wait with
+//! no deadline is one whose timeout never runs out), whose build cannot fail, and a
+//! file can, so the build returns an [`Attempt`] root: `Some(level)` when the file was
+//! read, `None` when it was not (the error kept aside in a [`Trial`]). A `None` is
+//! unloaded at once (the slot is free, everything placed dropped once) and the error
+//! comes back; a `Some` becomes the caller's `Loaded` by pointing at the level inside
+//! the `Option`; a root (the `Option`) that does not fit is the timed form's error.
 //!
 //! Invariant: a `Loaded<R, K>` made here from a `Loaded<Attempt<R>, K>` (which is
 //! forgotten) owns the same slot, and its root pointer is the `Some` payload of the
@@ -140,6 +150,49 @@ where
 fn read_task<R: SlotRoot, F>(f: F) -> F
 where
     F: for<'x> FnOnce(crate::TaskScope<'x>) -> Option<R::Of<'x>>,
+{
+    f
+}
+
+/// Reads the level into the slot's scope `s`: the build of an async file load, for
+/// the slots' `try_` async forms. The catch starts here, in the poll that got the slot
+/// and reads the file (the record of allocation errors is the thread's, and a task
+/// may move between threads from one poll to the next).
+fn read_in<'x, 'de, R, P, D>(
+    catch: &mut Option<Catch<D::Error>>,
+    s: P,
+    de: D,
+) -> Result<R::Of<'x>, AllocError>
+where
+    R: SlotRoot,
+    R::Of<'x>: DeserializeIn<'x>,
+    P: Place<'x> + Copy,
+    D: Deserializer<'de>,
+{
+    let catch = catch.insert(Catch::start());
+    R::Of::deserialize_in(s, de).map_err(|e| catch.fail(e))
+}
+
+/// Pins a closure to the higher-ranked signature `try_load_async` takes.
+fn try_plain<R: SlotRoot, F>(f: F) -> F
+where
+    F: for<'x> FnOnce(&'x crate::ScopeStack<'x>) -> Result<R::Of<'x>, AllocError>,
+{
+    f
+}
+
+/// Pins a closure to the higher-ranked signature `try_load_concurrent_async` takes.
+fn try_shared<R: SlotRoot, F>(f: F) -> F
+where
+    F: for<'x> FnOnce(&'x crate::ConcurrentScope<'x>) -> Result<R::Of<'x>, AllocError>,
+{
+    f
+}
+
+/// Pins a closure to the higher-ranked signature `try_load_task_async` takes.
+fn try_task<R: SlotRoot, F>(f: F) -> F
+where
+    F: for<'x> FnOnce(crate::TaskScope<'x>) -> Result<R::Of<'x>, AllocError>,
 {
     f
 }
@@ -409,16 +462,13 @@ impl Slots {
     /// thread) while every slot is held; see [`load_async`](Self::load_async). The
     /// future owns the deserializer (pass `&mut de` to keep it, or a deserializer
     /// that owns its bytes) and reads the file in the poll that gets a slot; dropping
-    /// the future before then claims nothing and reads nothing. A bad file, or one too
-    /// big for the slot, is an error, not a panic.
+    /// the future before then claims nothing and reads nothing. A bad file, one too
+    /// big for the slot, and one that fits but leaves too little room for the root
+    /// itself are errors, not panics (it is [`try_load_async`](Self::try_load_async)
+    /// whose build deserializes), and the slot is free again.
     ///
     /// # Errors
     /// As [`load_from`](Self::load_from), except that a full set is waited out.
-    ///
-    /// # Panics
-    /// Only as [`load_async`](Self::load_async) does: when the file fitted the slot
-    /// but left too little room for the root itself (a few bytes, the size of the
-    /// root and its `Option`). A file that does not fit is an error.
     ///
     /// ```
     /// use scope_stack::{slot_root, Slots};
@@ -455,10 +505,10 @@ impl Slots {
         D: Deserializer<'de> + 'n,
     {
         async move {
-            let mut trial = Trial::new();
-            let read = read_plain::<R, _>(|s| trial.read::<R, _, _>(s, deserializer));
-            let got = self.load_async::<Attempt<R>>(name, read).await;
-            trial.finish(self, name, Ok(got), |l| l.with_mut(|root, _| payload(root)))
+            let mut catch = None;
+            let build = try_plain::<R, _>(|s| read_in::<R, _, _>(&mut catch, s, deserializer));
+            let got = self.try_load_async::<R>(name, build).await;
+            got.map_err(|e| catch.unwrap_or_else(Catch::start).finish(e))
         }
     }
 
@@ -467,9 +517,6 @@ impl Slots {
     /// is `Send` when its root is.
     ///
     /// # Errors
-    /// As [`load_async_from`](Self::load_async_from).
-    ///
-    /// # Panics
     /// As [`load_async_from`](Self::load_async_from).
     ///
     /// ```
@@ -503,10 +550,10 @@ impl Slots {
         D: Deserializer<'de> + 'n,
     {
         async move {
-            let mut trial = Trial::new();
-            let read = read_shared::<R, _>(|s| trial.read::<R, _, _>(s, deserializer));
-            let got = self.load_concurrent_async::<Attempt<R>>(name, read).await;
-            trial.finish(self, name, Ok(got), |l| l.with_mut(|root, _| payload(root)))
+            let mut catch = None;
+            let build = try_shared::<R, _>(|s| read_in::<R, _, _>(&mut catch, s, deserializer));
+            let got = self.try_load_concurrent_async::<R>(name, build).await;
+            got.map_err(|e| catch.unwrap_or_else(Catch::start).finish(e))
         }
     }
 
@@ -516,9 +563,6 @@ impl Slots {
     /// body too big for its slot is an error the service can answer.
     ///
     /// # Errors
-    /// As [`load_async_from`](Self::load_async_from).
-    ///
-    /// # Panics
     /// As [`load_async_from`](Self::load_async_from).
     ///
     /// ```
@@ -561,10 +605,10 @@ impl Slots {
         D: Deserializer<'de> + 'n,
     {
         async move {
-            let mut trial = Trial::new();
-            let read = read_task::<R, _>(|s| trial.read::<R, _, _>(s, deserializer));
-            let got = self.load_task_async::<Attempt<R>>(name, read).await;
-            trial.finish(self, name, Ok(got), |l| l.with_mut(|root, _| payload(root)))
+            let mut catch = None;
+            let build = try_task::<R, _>(|s| read_in::<R, _, _>(&mut catch, s, deserializer));
+            let got = self.try_load_task_async::<R>(name, build).await;
+            got.map_err(|e| catch.unwrap_or_else(Catch::start).finish(e))
         }
     }
 }

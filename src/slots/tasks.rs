@@ -3,6 +3,15 @@
 //! the unload that frees one. They need no particular runtime: the slot set keeps the
 //! wakers of the tasks that wait (any executor's `Waker`), and an unload wakes them.
 //!
+//! Each has a `try_` form ([`Slots::try_load_async`], [`Slots::try_load_task_async`],
+//! [`Slots::try_load_concurrent_async`]) whose `build` may fail and whose future gives
+//! a `Result`: a build, or a root, too big for the slot is the [`SlotError`] of kind
+//! [`SlotErrorKind::Alloc`](super::SlotErrorKind::Alloc) that the sync
+//! [`Slots::try_load`] gives, and the slot is free again. The `try_` forms are the
+//! ones written out (one `WaitForSlot`, then the build in the same poll); the
+//! panicking forms are wrappers that pass an infallible build and panic on the error.
+//! The only error a `try_` future can give is `Alloc`: it waits out a full set.
+//!
 //! This module owns the task half of the free/wait handshake. Invariant (no lost
 //! wake-up), the same as the blocking half's (`super::wait`): a waiting task stores its
 //! waker and counts itself in `waiters` under the list's lock, then a `SeqCst` fence,
@@ -47,10 +56,12 @@ use core::pin::Pin;
 use core::task::{Context, Poll, Waker};
 
 use crate::concurrent::ConcurrentScope;
+use crate::error::AllocError;
 use crate::scope::ScopeStack;
 use crate::sync::{fence, Ordering};
 
 use super::carve::Slots;
+use super::error::SlotError;
 use super::loaded::{Loaded, Plain, Shared, Task};
 use super::root::SlotRoot;
 use super::task_scope::TaskScope;
@@ -174,7 +185,9 @@ impl Slots {
     /// task that owns its future, whose last reference the set holds) is fine.
     ///
     /// # Panics
-    /// When the root does not fit in the slot (as [`load_wait`](Self::load_wait)).
+    /// When the root does not fit in the slot (as [`load_wait`](Self::load_wait)); a
+    /// service that must answer that instead uses
+    /// [`try_load_async`](Self::try_load_async).
     ///
     /// ```
     /// use scope_stack::{slot_root, LinearAllocator};
@@ -208,6 +221,64 @@ impl Slots {
         name: &'n str,
         build: impl for<'x> FnOnce(&'x ScopeStack<'x>) -> R::Of<'x> + 'n,
     ) -> impl Future<Output = Loaded<'a, R>> + 'n {
+        let load = self.try_load_async::<R>(name, move |s| Ok(build(s)));
+        async move {
+            match load.await {
+                Ok(l) => l,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    /// Like [`load_async`](Self::load_async), with a `build` that may fail, and a
+    /// future that gives an error instead of panicking: the async form of
+    /// [`try_load`](Self::try_load). A `build` that returns an error (a `try_`
+    /// placement that did not fit), or a root too big for what is left of the slot,
+    /// gives the same [`SlotErrorKind::Alloc`](crate::SlotErrorKind::Alloc) error as
+    /// `try_load` (it names the set, the slot's size and the load, and holds the
+    /// [`AllocError`]), and the slot is free again, with what `build` placed dropped.
+    /// A full set is waited out, as in `load_async`, so that is the only error.
+    ///
+    /// The future keeps `build` until it has a slot and builds in the poll that gets
+    /// one; dropping it before then claims nothing. Forgetting the future while it
+    /// waits, and wakers that re-enter the set, are as for
+    /// [`load_async`](Self::load_async).
+    ///
+    /// # Errors
+    /// [`SlotErrorKind::Alloc`](crate::SlotErrorKind::Alloc) when what `build` placed,
+    /// or the root itself, does not fit in the slot.
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, AllocErrorKind, LinearAllocator, SlotErrorKind};
+    /// slot_root!(struct Bytes = for<'s> &'s [u8]);
+    /// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    /// #     struct Unpark(std::thread::Thread);
+    /// #     impl std::task::Wake for Unpark { fn wake(self: std::sync::Arc<Self>) { self.0.unpark() } }
+    /// #     let waker = std::sync::Arc::new(Unpark(std::thread::current())).into();
+    /// #     let mut cx = std::task::Context::from_waker(&waker);
+    /// #     let mut f = std::pin::pin!(f);
+    /// #     loop { match f.as_mut().poll(&mut cx) { std::task::Poll::Ready(v) => return v, _ => std::thread::park() } }
+    /// # }
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    /// memory.scope("service", |service| {
+    ///     let chunks = service.new_slots("chunks", 1, 1024);
+    ///     let big = [7u8; 4096];
+    ///     let err = block_on(chunks.try_load_async::<Bytes>("big", |s| Ok(&*s.try_alloc_slice_copy(&big)?)))
+    ///         .unwrap_err();
+    ///     assert_eq!(err.kind(), SlotErrorKind::Alloc);
+    ///     assert_eq!(err.alloc_error().unwrap().kind(), AllocErrorKind::OutOfMemory);
+    ///     assert!(err.to_string().starts_with("a slot of \"chunks\" (1024 bytes) is too small for \"big\""));
+    ///     assert_eq!(chunks.loaded(), 0); // the slot is free again
+    ///     let small = block_on(chunks.try_load_async::<Bytes>("small", |s| Ok(&*s.try_alloc_slice_copy(&big[..100])?)));
+    ///     assert_eq!(small.unwrap().with(|b| b.len()), 100);
+    /// });
+    /// ```
+    pub fn try_load_async<'a: 'n, 'n, R: SlotRoot>(
+        &'a self,
+        name: &'n str,
+        build: impl for<'x> FnOnce(&'x ScopeStack<'x>) -> Result<R::Of<'x>, AllocError> + 'n,
+    ) -> impl Future<Output = Result<Loaded<'a, R>, SlotError>> + 'n {
         let wait = WaitForSlot {
             slots: self,
             ticket: None,
@@ -216,10 +287,7 @@ impl Slots {
             let index = wait.await;
             // SAFETY: this task just claimed slot `index` (and the claim is used in
             // the same poll: nothing can cancel between).
-            match unsafe { self.build_plain::<R, Plain>(index, name, |s| Ok(build(s))) } {
-                Ok(l) => l,
-                Err(e) => panic!("{e}"),
-            }
+            unsafe { self.build_plain::<R, Plain>(index, name, build) }
         }
     }
 
@@ -231,7 +299,8 @@ impl Slots {
     /// [`load_async`](Self::load_async).
     ///
     /// # Panics
-    /// When the root does not fit in the slot.
+    /// When the root does not fit in the slot; see
+    /// [`try_load_task_async`](Self::try_load_task_async) for the error instead.
     ///
     /// ```
     /// use scope_stack::{slot_root, Place, Slots};
@@ -265,6 +334,65 @@ impl Slots {
         name: &'n str,
         build: impl for<'x> FnOnce(TaskScope<'x>) -> R::Of<'x> + 'n,
     ) -> impl Future<Output = Loaded<'a, R, Task>> + 'n {
+        let load = self.try_load_task_async::<R>(name, move |s| Ok(build(s)));
+        async move {
+            match load.await {
+                Ok(l) => l,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    /// Like [`load_task_async`](Self::load_task_async), with a `build` that may fail,
+    /// and a future that gives an error instead of panicking (see
+    /// [`try_load_async`](Self::try_load_async)): a request too big for its slot is an
+    /// error the service answers, and the slot is free for the next request. The
+    /// future is `Send` when `build` is, and the [`Task`] `Loaded` it gives is `Send`
+    /// when its root is.
+    ///
+    /// # Errors
+    /// As [`try_load_async`](Self::try_load_async):
+    /// [`SlotErrorKind::Alloc`](crate::SlotErrorKind::Alloc) when what `build` placed,
+    /// or the root itself, does not fit.
+    ///
+    /// A service that answers "413 too large" for a body its slot cannot hold:
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, Place, SlotErrorKind, Slots};
+    /// slot_root!(struct Body = for<'s> &'s [u8]);
+    /// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    /// #     struct Unpark(std::thread::Thread);
+    /// #     impl std::task::Wake for Unpark { fn wake(self: std::sync::Arc<Self>) { self.0.unpark() } }
+    /// #     let waker = std::sync::Arc::new(Unpark(std::thread::current())).into();
+    /// #     let mut cx = std::task::Context::from_waker(&waker);
+    /// #     let mut f = std::pin::pin!(f);
+    /// #     loop { match f.as_mut().poll(&mut cx) { std::task::Poll::Ready(v) => return v, _ => std::thread::park() } }
+    /// # }
+    /// fn assert_send<T: Send>(t: T) -> T { t }
+    ///
+    /// async fn serve(requests: &'static Slots, body: Vec<u8>) -> String {
+    ///     let request = requests
+    ///         .try_load_task_async::<Body>("upload", move |arena| Ok(&*arena.try_alloc_slice_copy(&body)?))
+    ///         .await;
+    ///     match request {
+    ///         Ok(body) => body.with(|b| format!("200 OK ({} bytes)", b.len())),
+    ///         Err(e) if e.kind() == SlotErrorKind::Alloc => format!("413 too large ({e})"),
+    ///         Err(e) => format!("503 ({e})"),
+    ///     }
+    /// }
+    ///
+    /// let requests = Slots::leak("requests", 2, 1024)?;
+    /// assert_eq!(block_on(assert_send(serve(requests, vec![1; 100]))), "200 OK (100 bytes)");
+    /// let reply = std::thread::spawn(move || block_on(serve(requests, vec![1; 4096]))).join().unwrap();
+    /// assert!(reply.starts_with("413 too large (a slot of \"requests\" (1024 bytes) is too small for \"upload\""));
+    /// assert_eq!(requests.loaded(), 0); // both slots free: the next request is served
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn try_load_task_async<'a: 'n, 'n, R: SlotRoot>(
+        &'a self,
+        name: &'n str,
+        build: impl for<'x> FnOnce(TaskScope<'x>) -> Result<R::Of<'x>, AllocError> + 'n,
+    ) -> impl Future<Output = Result<Loaded<'a, R, Task>, SlotError>> + 'n {
         let wait = WaitForSlot {
             slots: self,
             ticket: None,
@@ -273,12 +401,7 @@ impl Slots {
             let index = wait.await;
             // SAFETY: this task just claimed slot `index`, and builds in the same poll;
             // `build` sees the handle only through a `TaskScope`.
-            match unsafe {
-                self.build_plain::<R, Task>(index, name, |s| Ok(build(TaskScope::new(s))))
-            } {
-                Ok(l) => l,
-                Err(e) => panic!("{e}"),
-            }
+            unsafe { self.build_plain::<R, Task>(index, name, |s| build(TaskScope::new(s))) }
         }
     }
 
@@ -290,7 +413,9 @@ impl Slots {
     /// [`load_async`](Self::load_async).
     ///
     /// # Panics
-    /// When the root does not fit in the slot.
+    /// When the root does not fit in the slot; see
+    /// [`try_load_concurrent_async`](Self::try_load_concurrent_async) for the error
+    /// instead.
     ///
     /// ```
     /// use scope_stack::{slot_root, LinearAllocator};
@@ -330,6 +455,59 @@ impl Slots {
         name: &'n str,
         build: impl for<'x> FnOnce(&'x ConcurrentScope<'x>) -> R::Of<'x> + 'n,
     ) -> impl Future<Output = Loaded<'a, R, Shared>> + 'n {
+        let load = self.try_load_concurrent_async::<R>(name, move |s| Ok(build(s)));
+        async move {
+            match load.await {
+                Ok(l) => l,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    /// Like [`load_concurrent_async`](Self::load_concurrent_async), with a `build`
+    /// that may fail, and a future that gives an error instead of panicking (see
+    /// [`try_load_async`](Self::try_load_async)). The future is `Send` when `build`
+    /// is, and the [`Shared`] `Loaded` it gives is `Send` when its root is.
+    ///
+    /// # Errors
+    /// As [`try_load_async`](Self::try_load_async):
+    /// [`SlotErrorKind::Alloc`](crate::SlotErrorKind::Alloc) when what `build` placed
+    /// (the concurrent scope's own state included), or the root itself, does not fit.
+    ///
+    /// ```
+    /// use scope_stack::{slot_root, LinearAllocator, SlotErrorKind};
+    /// slot_root!(struct Samples = for<'s> &'s [f32]);
+    /// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    /// #     struct Unpark(std::thread::Thread);
+    /// #     impl std::task::Wake for Unpark { fn wake(self: std::sync::Arc<Self>) { self.0.unpark() } }
+    /// #     let waker = std::sync::Arc::new(Unpark(std::thread::current())).into();
+    /// #     let mut cx = std::task::Context::from_waker(&waker);
+    /// #     let mut f = std::pin::pin!(f);
+    /// #     loop { match f.as_mut().poll(&mut cx) { std::task::Poll::Ready(v) => return v, _ => std::thread::park() } }
+    /// # }
+    /// fn assert_send<T: Send>(t: T) -> T { t }
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("mixer", |mixer| {
+    ///     let clips = mixer.new_slots("clips", 1, 16 << 10);
+    ///     let clip = |n: usize| {
+    ///         assert_send(clips.try_load_concurrent_async::<Samples>("clip", move |jobs| {
+    ///             Ok(&*jobs.try_alloc_slice_fill_with(n, |i| i as f32)?)
+    ///         }))
+    ///     };
+    ///     let err = block_on(clip(1 << 20)).unwrap_err();
+    ///     assert_eq!((err.kind(), err.slots_name(), err.load_name()), (SlotErrorKind::Alloc, "clips", "clip"));
+    ///     assert_eq!(clips.loaded(), 0);
+    ///     let ok = block_on(clip(100)).unwrap();
+    ///     // The clip crosses threads.
+    ///     assert_eq!(std::thread::scope(|t| t.spawn(move || ok.with(|s| s[99])).join().unwrap()), 99.0);
+    /// });
+    /// ```
+    pub fn try_load_concurrent_async<'a: 'n, 'n, R: SlotRoot>(
+        &'a self,
+        name: &'n str,
+        build: impl for<'x> FnOnce(&'x ConcurrentScope<'x>) -> Result<R::Of<'x>, AllocError> + 'n,
+    ) -> impl Future<Output = Result<Loaded<'a, R, Shared>, SlotError>> + 'n {
         let wait = WaitForSlot {
             slots: self,
             ticket: None,
@@ -337,10 +515,7 @@ impl Slots {
         async move {
             let index = wait.await;
             // SAFETY: this task just claimed slot `index`, and builds in the same poll.
-            match unsafe { self.build_shared::<R>(index, name, |s| Ok(build(s))) } {
-                Ok(l) => l,
-                Err(e) => panic!("{e}"),
-            }
+            unsafe { self.build_shared::<R>(index, name, build) }
         }
     }
 }
