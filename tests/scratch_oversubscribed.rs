@@ -2,43 +2,27 @@
 //! an oversubscribed machine where a worker's thread-local destructor (which hands its
 //! pair back) runs after the frame's `thread::scope` has returned. The test makes every
 //! exit late (0 to 3 ms), beside busy loops, so the next frame's workers always ask
-//! while pairs are still on their way back. A counting
-//! global allocator counts the arena reservations (allocations of a whole arena), so
-//! this file holds one test.
+//! while pairs are still on their way back. `stats_alloc`'s counting global allocator
+//! counts every thread's heap use (its counters are global), so this file holds one
+//! test. An arena reservation allocates a whole arena, [`scratch::DEFAULT_CAPACITY`]
+//! bytes (1 MiB): a stretch that allocated fewer bytes than that in all, on every
+//! thread, reserved no arena (a frame's four thread spawns take about 550 bytes), and one that
+//! allocated `2 * DEFAULT_CAPACITY` or more reserved at least one pair's worth.
 //!
 //! Run it many times, and several copies at once, to see that it does not flake:
 //! `for i in $(seq 30); do cargo test --release --test scratch_oversubscribed || break; done`.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::System;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Barrier;
 use std::time::{Duration, Instant};
 
 use scope_stack::scratch;
-
-struct Counting;
-
-/// Allocations at least as large as one scratch arena: arena reservations.
-static RESERVATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards to `System`, adding one relaxed counter.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if layout.size() >= scratch::DEFAULT_CAPACITY {
-            RESERVATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 const WORKERS: usize = 4;
 /// Frames after warm-up; fewer under Miri, which is slow.
@@ -94,6 +78,7 @@ fn late_returns_never_force_a_new_reservation_after_warm_up() {
             });
         }
         // Warm-up: all workers hold scratch at once, so the program's peak is known.
+        let warm_up = Region::new(GLOBAL);
         let all_in = Barrier::new(WORKERS);
         std::thread::scope(|t| {
             for w in 0..WORKERS {
@@ -106,17 +91,17 @@ fn late_returns_never_force_a_new_reservation_after_warm_up() {
                 });
             }
         });
-        let warm = RESERVATIONS.load(Ordering::SeqCst);
+        let warm = warm_up.change().bytes_allocated;
         assert!(
-            warm >= 2,
-            "the warm-up reserved the workers' pairs ({warm})"
+            warm >= 2 * scratch::DEFAULT_CAPACITY,
+            "the warm-up reserved the workers' pairs ({warm} bytes)"
         );
         // The frames: new workers each time, spawned right after the last ones' closures
         // returned, while their thread-locals may still be on their way out.
         let mut late_frames = Vec::new();
         let mut slowest = Duration::ZERO;
         for frame in 0..FRAMES {
-            let before = RESERVATIONS.load(Ordering::SeqCst);
+            let this_frame = Region::new(GLOBAL);
             let started = Instant::now();
             std::thread::scope(|t| {
                 for w in 0..WORKERS {
@@ -126,7 +111,7 @@ fn late_returns_never_force_a_new_reservation_after_warm_up() {
                 }
             });
             slowest = slowest.max(started.elapsed());
-            if RESERVATIONS.load(Ordering::SeqCst) != before {
+            if this_frame.change().bytes_allocated >= scratch::DEFAULT_CAPACITY {
                 late_frames.push(frame);
             }
         }

@@ -6,6 +6,13 @@
 //! it stole a job that used scratch, in a frame picked by chance (between frames 479
 //! and 1,964 in a game that measured it). A counting global allocator counts every
 //! thread's allocations, so this file holds one test.
+//!
+//! It is the one hand-written counting allocator left in the tests: it needs, in one
+//! binary, every thread's count and the part of it made inside scratch on whichever
+//! worker ran the job (a thread-local mark). `stats_alloc` counts every thread but
+//! cannot tell them apart, `allocation-counter` counts one thread at a time, and a
+//! binary has only one global allocator; a window over all threads around each job
+//! would also count rayon's own allocations on other workers against scratch.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -1,41 +1,18 @@
 //! Threads spawned every frame reuse the scratch arenas of the threads that exited:
 //! after warm-up, a frame of workers using `scratch()` makes no more heap allocations
-//! than the same frame without scratch. A counting global allocator counts every
-//! thread's allocations, so this file holds one test.
+//! than the same frame without scratch. `stats_alloc`'s counting global allocator counts
+//! every thread's allocations (its counters are global), so this file holds one test.
+//! An allocation or a reallocation counts one; the bytes are those allocated, and what
+//! a reallocation grew by.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::System;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use scope_stack::scratch;
-
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-static BYTES: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards to `System`, adding two relaxed counters.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(layout.size(), Ordering::Relaxed);
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        BYTES.fetch_add(new_size, Ordering::Relaxed);
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 const WORKERS: usize = 4;
 const FRAMES: usize = if cfg!(miri) { 6 } else { 100 };
@@ -43,10 +20,7 @@ const FRAMES: usize = if cfg!(miri) { 6 } else { 100 };
 /// One frame: `WORKERS` threads spawned and joined, each doing a little work, in
 /// scratch or not. Returns the allocations and bytes the frame made.
 fn frame(with_scratch: bool) -> (usize, usize) {
-    let (a, b) = (
-        ALLOCATIONS.load(Ordering::SeqCst),
-        BYTES.load(Ordering::SeqCst),
-    );
+    let region = Region::new(GLOBAL);
     std::thread::scope(|t| {
         for w in 0..WORKERS {
             t.spawn(move || {
@@ -62,9 +36,10 @@ fn frame(with_scratch: bool) -> (usize, usize) {
             });
         }
     });
+    let change = region.change();
     (
-        ALLOCATIONS.load(Ordering::SeqCst) - a,
-        BYTES.load(Ordering::SeqCst) - b,
+        change.allocations + change.reallocations,
+        change.bytes_allocated,
     )
 }
 

@@ -15,48 +15,28 @@
 //! `available_parallelism()`); the producer itself is one of them, and splits a frame
 //! with `rayon::join`. One criterion iteration is one frame through the pipeline. At
 //! the end it prints the median per frame, the ratios, and the global-heap allocations
-//! per frame after warm-up (a counting global allocator).
+//! per frame after warm-up (`stats_alloc`'s counting global allocator, which counts
+//! every thread's calls: an allocation or a reallocation counts one).
 //!
 //! Run with `cargo bench -p benches --bench pipeline -- --warm-up-time 1 --measurement-time 3`.
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::System;
 use std::fmt::Write as _;
 use std::hint::black_box;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::sync_channel;
 use std::time::{Duration, Instant, SystemTime};
 
 use bumpalo::Bump;
 use criterion::Criterion;
 use scope_stack::{slot_root, ConcurrentScope, LinearAllocator, Loaded, Shared};
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
 // ----- counting the global heap -----
 
-struct Counting;
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-// SAFETY: forwards to the system allocator; counting does not touch the memory.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 // ----- the frame's content -----
 
@@ -187,15 +167,14 @@ fn produce(frames: usize, mut frame: impl FnMut(usize)) -> (Duration, usize) {
     for n in 0..WARM_UP {
         frame(n);
     }
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let region = Region::new(GLOBAL);
     let start = Instant::now();
     for n in WARM_UP..WARM_UP + frames {
         frame(n);
     }
-    (
-        start.elapsed(),
-        ALLOCATIONS.load(Ordering::Relaxed) - before,
-    )
+    let elapsed = start.elapsed();
+    let change = region.change();
+    (elapsed, change.allocations + change.reallocations)
 }
 
 const WARM_UP: usize = 8;

@@ -1,52 +1,21 @@
-//! A counting global allocator shared by the tests that prove "no global heap after
-//! construction". Counter and switch are thread-local, so tests running in parallel do
-//! not see each other's calls. It installs itself as the test binary's global allocator,
-//! so a binary includes it once: `tests/suite/main.rs` does, and its modules use
+//! The per-thread heap counter shared by the tests that prove "no global heap after
+//! construction": the `allocation-counter` crate, which installs its own counting
+//! global allocator in the test binary that uses it (no `#[global_allocator]` here) and
+//! counts per thread, so tests running in parallel do not see each other's calls. A
+//! binary includes this file once: `tests/suite/main.rs` does, and its modules use
 //! `crate::counting_alloc::heap_calls_during`.
+//!
+//! The test binaries with one test that count every thread's calls (`scratch_recycle`,
+//! `scratch_oversubscribed`) use `stats_alloc` instead, whose counters are global;
+//! `scratch_rayon`, which needs both kinds of count at once, keeps its own (its module
+//! docs say why).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
-struct Counting;
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    static HEAP_CALLS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note() {
-    if COUNTING.with(Cell::get) {
-        HEAP_CALLS.with(|n| n.set(n.get() + 1));
-    }
-}
-
-// SAFETY: forwards to the system allocator; counting has no effect on the memory.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note();
-        // SAFETY: forwarded contract.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        note();
-        // SAFETY: forwarded contract.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note();
-        // SAFETY: forwarded contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Runs `f` and returns how many global-heap calls it made on this thread.
+/// Runs `f` and returns how many global-heap calls it made on this thread: each
+/// allocation and each free counts one (a reallocation is both, as the crate does it).
 pub fn heap_calls_during(f: impl FnOnce()) -> usize {
-    let before = HEAP_CALLS.with(Cell::get);
-    COUNTING.with(|c| c.set(true));
-    f();
-    COUNTING.with(|c| c.set(false));
-    HEAP_CALLS.with(Cell::get) - before
+    let info = allocation_counter::measure(f);
+    // `count_total` counts allocations; `count_current` is allocations less frees, so
+    // the frees are the difference.
+    let frees = info.count_total as i64 - info.count_current;
+    (info.count_total as i64 + frees) as usize
 }
