@@ -424,6 +424,9 @@ where
     /// while !levels.swap() {}
     /// assert_eq!(levels.with(|s| s[0]), Some([1.0, 2.0]));
     /// ```
+    // `LoadError` carries the slot's error inline (about 500 bytes), as the core's slot
+    // loads do, so a failed read allocates nothing.
+    #[allow(clippy::result_large_err)]
     pub fn read<'de, D: serde::Deserializer<'de>>(
         self,
         deserializer: D,
