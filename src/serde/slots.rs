@@ -597,6 +597,32 @@ impl<E, B> From<LoadError<E>> for BuildError<E, B> {
 
 /// The error of a failed load with a build step: the step's own, when it ran and
 /// failed; the load's otherwise.
+/// The body every `*_from_with` load runs in its slot: the file into a root through
+/// `scope`, then the build step on it. A file error is kept in `catch`, a step's error
+/// in `step`; either way the root (if any) is dropped here, before the slot unloads.
+fn read_then_build<'x, 'de, R, P, D, B>(
+    scope: P,
+    deserializer: D,
+    catch: &mut Catch<D::Error>,
+    step: &mut Option<B>,
+    build: impl FnOnce(&mut R::Of<'x>, P) -> Result<(), B>,
+) -> Result<R::Of<'x>, AllocError>
+where
+    R: SlotRoot,
+    R::Of<'x>: DeserializeIn<'x>,
+    P: crate::scope::place::Place<'x> + Copy,
+    D: Deserializer<'de>,
+{
+    let mut root = R::Of::deserialize_in(scope, deserializer).map_err(|e| catch.fail(e))?;
+    match build(&mut root, scope) {
+        Ok(()) => Ok(root),
+        Err(b) => {
+            *step = Some(b);
+            Err(failed())
+        }
+    }
+}
+
 fn build_failed<E: Error, B>(
     catch: Catch<E>,
     step: Option<B>,
@@ -686,15 +712,7 @@ impl Slots {
         let mut catch = Catch::start();
         let mut step = None;
         let load = build_plain::<R, _>(|s| {
-            let mut root = R::Of::deserialize_in(s, deserializer).map_err(|e| catch.fail(e))?;
-            match build(&mut root, s) {
-                Ok(()) => Ok(root),
-                // `root` is dropped here, before the slot unloads.
-                Err(b) => {
-                    step = Some(b);
-                    Err(failed())
-                }
-            }
+            read_then_build::<R, _, _, _>(s, deserializer, &mut catch, &mut step, build)
         });
         self.try_load::<R>(name, load)
             .map_err(|e| build_failed(catch, step, e))
@@ -756,14 +774,7 @@ impl Slots {
         let mut catch = Catch::start();
         let mut step = None;
         let load = build_shared::<R, _>(|s| {
-            let mut root = R::Of::deserialize_in(s, deserializer).map_err(|e| catch.fail(e))?;
-            match build(&mut root, s) {
-                Ok(()) => Ok(root),
-                Err(b) => {
-                    step = Some(b);
-                    Err(failed())
-                }
-            }
+            read_then_build::<R, _, _, _>(s, deserializer, &mut catch, &mut step, build)
         });
         self.try_load_concurrent::<R>(name, load)
             .map_err(|e| build_failed(catch, step, e))
@@ -817,14 +828,7 @@ impl Slots {
         let mut catch = Catch::start();
         let mut step = None;
         let load = build_task::<R, _>(|s| {
-            let mut root = R::Of::deserialize_in(s, deserializer).map_err(|e| catch.fail(e))?;
-            match build(&mut root, s) {
-                Ok(()) => Ok(root),
-                Err(b) => {
-                    step = Some(b);
-                    Err(failed())
-                }
-            }
+            read_then_build::<R, _, _, _>(s, deserializer, &mut catch, &mut step, build)
         });
         self.try_load_task::<R>(name, load)
             .map_err(|e| build_failed(catch, step, e))
