@@ -1,6 +1,12 @@
 //! How the concurrent containers scale with threads: `Pool` against sharded-slab,
-//! `Mutex<slab::Slab>` and `Box`, in one run, at 1, 2, 4, ... threads up to
-//! `available_parallelism()` (set `POOL_SCALING_THREADS=1,2,8` to choose).
+//! `Mutex<slab::Slab>`, `Box` and `Box<MiMalloc>`, in one run, at 1, 2, 4, ... threads up
+//! to `available_parallelism()` (set `POOL_SCALING_THREADS=1,2,8` to choose).
+//!
+//! The two `Box` rows are general-purpose heaps: `Box` is the binary's global allocator
+//! (glibc's malloc), and `Box<MiMalloc>` is a box whose memory comes from mimalloc, called
+//! directly (the global allocator stays glibc's, for the other rows). mimalloc is here
+//! because it is the design `Pool` is moving to: a per-thread free list whose fast path is
+//! a plain store, and a separate thread-free list for objects freed on another thread.
 //!
 //! Three patterns, each a stream of insert + free pairs:
 //! - **ring**: each thread keeps its last 16 objects and frees the oldest as it inserts
@@ -18,15 +24,18 @@
 
 mod common;
 
+use std::alloc::{handle_alloc_error, GlobalAlloc, Layout};
 use std::cell::UnsafeCell;
 use std::hint::black_box;
 use std::mem::MaybeUninit;
+use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Barrier, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 
 use criterion::{Criterion, Throughput};
 use crossbeam_utils::CachePadded;
+use mimalloc::MiMalloc;
 use scope_stack::{LinearAllocator, Pool, PoolBox};
 
 /// A small game object: position, velocity, a couple of ids.
@@ -103,6 +112,59 @@ impl Contender for BoxC {
     #[inline]
     fn free(&self, key: Box<Obj>) {
         drop(key)
+    }
+}
+
+struct MiBoxC;
+impl Contender for MiBoxC {
+    type Key<'a> = MiBox<Obj>;
+    #[inline]
+    fn insert(&self, value: Obj) -> MiBox<Obj> {
+        MiBox::new(value)
+    }
+    #[inline]
+    fn free(&self, key: MiBox<Obj>) {
+        drop(key)
+    }
+}
+
+/// What `Box<T, MiMalloc>` would be (the `Allocator` parameter of `Box` is unstable): a
+/// `T` in memory from mimalloc, through `MiMalloc`'s `GlobalAlloc` impl, dropped and
+/// freed with it again. The binary's global allocator is not switched to mimalloc,
+/// since that would change the `Box` row and `Pool`'s setup too.
+struct MiBox<T>(NonNull<T>);
+
+// SAFETY: a `MiBox<T>` owns its `T` as a `Box<T>` does, and mimalloc frees a block on any
+// thread (one freed off the thread that allocated it goes to its thread-free list).
+unsafe impl<T: Send> Send for MiBox<T> {}
+
+impl<T> MiBox<T> {
+    #[inline]
+    fn new(value: T) -> Self {
+        const { assert!(size_of::<T>() != 0, "MiBox of a zero-sized T") };
+        let layout = Layout::new::<T>();
+        // SAFETY: `layout` has a non-zero size (checked above).
+        let ptr = unsafe { MiMalloc.alloc(layout) }.cast::<T>();
+        let Some(ptr) = NonNull::new(ptr) else {
+            handle_alloc_error(layout)
+        };
+        // SAFETY: `ptr` is a fresh block for `layout`: valid for a write of `T` and
+        // aligned for it.
+        unsafe { ptr.as_ptr().write(value) };
+        MiBox(ptr)
+    }
+}
+
+impl<T> Drop for MiBox<T> {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: `self.0` points to the live `T` this `MiBox` owns, in a block that
+        // `MiMalloc` allocated with `Layout::new::<T>()`; it is dropped once, then the
+        // block is freed with that same layout and never used again.
+        unsafe {
+            self.0.as_ptr().drop_in_place();
+            MiMalloc.dealloc(self.0.as_ptr().cast(), Layout::new::<T>());
+        }
     }
 }
 
@@ -289,7 +351,13 @@ fn thread_counts() -> Vec<usize> {
     counts
 }
 
-const CONTENDERS: [&str; 4] = ["Pool", "sharded-slab", "Mutex<Slab>", "Box"];
+const CONTENDERS: [&str; 5] = [
+    "Pool",
+    "sharded-slab",
+    "Mutex<Slab>",
+    "Box",
+    "Box<MiMalloc>",
+];
 
 fn bench_point(c: &mut Criterion, pool: &Pool<'_, Obj>, pattern: Pattern, threads: usize) {
     let mut g = c.benchmark_group(format!("pool_scaling/{}/{threads}", pattern.name()));
@@ -308,6 +376,9 @@ fn bench_point(c: &mut Criterion, pool: &Pool<'_, Obj>, pattern: Pattern, thread
     });
     g.bench_function("Box", |b| {
         b.iter_custom(|iters| run(&BoxC, pattern, threads, iters))
+    });
+    g.bench_function("Box<MiMalloc>", |b| {
+        b.iter_custom(|iters| run(&MiBoxC, pattern, threads, iters))
     });
     g.finish();
 }
@@ -357,8 +428,8 @@ fn print_table(points: &[(Pattern, usize)], started: SystemTime) {
     println!();
     println!("Aggregate ns per insert + free pair (median iteration / pairs), {cpus} CPUs:");
     println!(
-        "{:<7} {:>7} {:>9} {:>13} {:>12} {:>9} {:>11}  Pool/peer ratios (below 1 = Pool faster)",
-        "pattern", "threads", "Pool", "sharded-slab", "Mutex<Slab>", "Box", "Pool Mp/s"
+        "{:<7} {:>7} {:>9} {:>13} {:>12} {:>9} {:>13} {:>11}  Pool/peer ratios (below 1 = Pool faster)",
+        "pattern", "threads", "Pool", "sharded-slab", "Mutex<Slab>", "Box", "Box<MiMalloc>", "Pool Mp/s"
     );
     for &(pattern, threads) in points {
         let group = format!("pool_scaling/{}/{threads}", pattern.name());
@@ -376,13 +447,14 @@ fn print_table(points: &[(Pattern, usize)], started: SystemTime) {
             .filter_map(|(peer, name)| Some(format!("{name} {:.2}", per_pair[0]? / (*peer)?)))
             .collect();
         println!(
-            "{:<7} {:>7} {:>9} {:>13} {:>12} {:>9} {:>11}  {}",
+            "{:<7} {:>7} {:>9} {:>13} {:>12} {:>9} {:>13} {:>11}  {}",
             pattern.name(),
             threads,
             cell(per_pair[0]),
             cell(per_pair[1]),
             cell(per_pair[2]),
             cell(per_pair[3]),
+            cell(per_pair[4]),
             per_pair[0].map_or("-".to_string(), |ns| format!("{:.1}", 1e3 / ns)),
             ratios.join(", ")
         );
