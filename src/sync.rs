@@ -11,6 +11,8 @@
 //! only while the word still holds the expected value; a wake after the word changed
 //! is never lost).
 
+pub(crate) mod asymmetric;
+
 #[cfg(not(loom))]
 pub(crate) use core::sync::atomic::{
     fence, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering,

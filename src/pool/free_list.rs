@@ -1,4 +1,28 @@
-//! The pool's free lists: one lock-free stack of slot indices per shard.
+//! The pool's free lists: per shard, the owner's private cache, a shared lock-free
+//! stack and a remote stack of slot indices.
+//!
+//! # The design in one page
+//!
+//! - **Owner's cache** (`owner.rs`): the thread that holds the dense index equal to a
+//!   shard's number alone is the shard's *owner*. Its inserts and frees of its shard's
+//!   slots use a private list with plain loads and stores: no read-modify-write, no
+//!   `lock` prefix, the way a `Box` from glibc's or mimalloc's per-thread free list
+//!   costs. A two-flag handshake (a `busy` word the owner stores, a *gate* others
+//!   close) with asymmetric fences (`crate::sync::asymmetric`: a compiler fence on the
+//!   owner's side, `membarrier` on the other) lets other threads reach the cache when
+//!   they must.
+//! - **Remote stack** (`remote.rs`): a slot freed by a thread that does not live in its
+//!   shard goes onto the shard's remote stack with one compare-exchange; the owner takes
+//!   the whole stack into its cache with one more when its cache runs dry.
+//! - **Shared stack** (this file): the compare-exchange stack that every thread may pop
+//!   and push. Threads that own no shard (more threads than shards, a shared index) use
+//!   it for their home; owners use it while their gate is closed; stolen slots land on
+//!   it.
+//! - **Steal and the exact full check** (`steal.rs`): an insert that finds every stack
+//!   and every never-used slot empty closes every gate, steals half of a non-empty
+//!   cache, or proves with a double collect that every slot was in use at one moment.
+//! - **Waiters** (`waiters.rs`): a thread that sleeps for a slot closes the gates to the
+//!   owners' frees first, so every free reaches a stack whose push wakes it.
 //!
 //! # Why shards
 //!
@@ -15,9 +39,9 @@
 //! order of [`FreeLists::steal_order`], and for freed slots only at those whose bit in
 //! the pool's [`Stock`] says their stacks may hold one (see `stock.rs`).
 //!
-//! Each shard has two stacks, each head on its own cache line:
-//! - the **local** stack takes the slots that threads living in the shard free, and
-//!   gives slots to every insert that looks in the shard;
+//! Each shard has two stacks, each head on its own cache line, beside its owner's cache:
+//! - the **local** (shared) stack takes the slots that threads living in the shard
+//!   but not owning it free, and gives slots to every insert that looks in the shard;
 //! - the **remote** stack takes the slots that threads living elsewhere free (objects
 //!   handed to another thread and freed there). Nobody pops it one slot at a time: an
 //!   insert that finds the local stack empty takes the whole remote stack in one
@@ -29,9 +53,9 @@
 //! that stays in its cache), and the producer touches it once per batch. And the
 //! producer does not reuse, at once, the slot whose lines the consumer just wrote.
 //! This is the free-list sharding of mimalloc (its thread-free list) and sharded-slab
-//! (its remote free list), kept as simple as a fixed capacity allows: no per-thread
-//! caches, so a free slot is always on one of its shard's two stacks, where any thread
-//! can find it.
+//! (its remote free list). Unlike theirs, the owner's cache stays reachable: a fixed
+//! capacity cannot leave slots stranded in a thread's private list, so a thief that
+//! finds nothing else closes the owner's gate and takes half of it (`steal.rs`).
 //!
 //! # Each shard's stack
 //!
@@ -52,7 +76,8 @@
 //! Invariants this module keeps:
 //! - Every index in `0..capacity` is exactly one of: never used (at or above its
 //!   shard's count); on one of the two stacks of the shard that owns it
-//!   (`index / shard_len`), exactly once; or owned by exactly one caller who took it
+//!   (`index / shard_len`), or on its owner's cache, exactly once; or owned by exactly
+//!   one caller who took it
 //!   from these lists and has not yet passed it to [`FreeLists::push`] (a chain taken
 //!   from a remote stack is owned by its taker until it is on the local stack). A slot
 //!   is never on another shard's stacks. Both stacks start empty and the count at 0;
@@ -128,6 +153,10 @@
 //!
 //! # Chains in transit, and "full"
 //!
+//! (This section is about the stacks. The owners' caches, and the check that proves a
+//! pool full, are in `steal.rs`: a scan that finds nothing is only the first half of
+//! that proof.)
+//!
 //! Between taking a remote stack and pushing its rest onto the local stack, the chain is
 //! on neither stack: another insert that looks at that shard then sees it empty. So an
 //! insert that found every shard empty may report the pool full only if no chain was in
@@ -153,8 +182,14 @@ use core::ptr::NonNull;
 use crossbeam_utils::CachePadded;
 
 mod exclusive;
+mod owner;
+mod remote;
+mod steal;
 mod stock;
+mod waiters;
 
+pub(crate) use remote::Transit;
+pub(crate) use steal::Drained;
 pub(crate) use stock::{Stock, StockSnapshot};
 
 use crate::sync::{fence, AtomicU32, AtomicU64, Ordering};
@@ -182,6 +217,13 @@ pub(crate) struct HeadLine {
     /// The same, counted by every other thread whose home this shard is, with a
     /// read-modify-write. Wrapping. Unused on the remote line.
     shared: AtomicU32,
+    /// On a shard's local line: the top of the owner's cache (`owner.rs`), or `NIL`.
+    cache: AtomicU32,
+    /// 1 while the owner is inside an operation on its cache (`owner.rs`).
+    busy: AtomicU32,
+    /// The owner's gate: [`owner::REQUEST`] while a thief or a full check works on the
+    /// caches, plus [`owner::WAITER`] per waiting thread (`owner.rs`).
+    gate: AtomicU32,
 }
 
 impl HeadLine {
@@ -191,6 +233,9 @@ impl HeadLine {
             fresh_taken: AtomicU32::new(0),
             own: AtomicU32::new(0),
             shared: AtomicU32::new(0),
+            cache: AtomicU32::new(NIL),
+            busy: AtomicU32::new(0),
+            gate: AtomicU32::new(0),
         }
     }
 }
@@ -264,73 +309,6 @@ fn index_of(head: u64) -> u32 {
 fn with_index(head: u64, index: u32) -> u64 {
     // The tag (high half) advances by one with every change of the head.
     (head & 0xFFFF_FFFF_0000_0000).wrapping_add(1 << 32) | index as u64
-}
-
-/// The slow paths' shared words, kept by the pool on a line of their own (only steals
-/// and remote-stack moves write them). See the module docs on chains in transit.
-pub(crate) struct Transit {
-    /// Where the last successful steal found a slot.
-    steal_hint: AtomicU32,
-    /// Remote-stack moves under way (low half) and ever started (high half, wrapping):
-    /// one word, so that a move announces itself with one read-modify-write.
-    moves: AtomicU64,
-}
-
-/// What a move adds to [`Transit::moves`] when it starts: one under way, one more ever.
-const MOVE_STARTS: u64 = 1 | 1 << 32;
-
-impl Transit {
-    pub(crate) fn new() -> Transit {
-        Transit {
-            // No steal yet: `steal_order` starts at the last shard.
-            steal_hint: AtomicU32::new(u32::MAX),
-            moves: AtomicU64::new(0),
-        }
-    }
-
-    /// Remembers that a steal succeeded at `shard`, where the next one starts looking.
-    #[inline]
-    fn stole_from(&self, shard: u32) {
-        // Relaxed: a hint (see `FreeLists::steal_order`). Read first, so that threads
-        // that keep stealing from one shard do not keep writing this line.
-        if self.steal_hint.load(Ordering::Relaxed) != shard {
-            self.steal_hint.store(shard, Ordering::Relaxed);
-        }
-    }
-
-    /// A snapshot to start a scan with.
-    #[inline]
-    pub(crate) fn before_scan(&self) -> u64 {
-        self.moves.load(Ordering::SeqCst)
-    }
-
-    /// `true` when no chain was in transit during a scan that started with `before`:
-    /// no move was under way then, and none started since.
-    #[inline]
-    pub(crate) fn quiet_since(&self, before: u64) -> bool {
-        before as u32 == 0 && self.moves.load(Ordering::SeqCst) == before
-    }
-
-    /// Announces a move before its chain leaves the remote stack (module docs).
-    #[inline]
-    fn start_move(&self) {
-        self.moves.fetch_add(MOVE_STARTS, Ordering::SeqCst);
-    }
-
-    /// Ends a move: its chain is on the local stack, or it took nothing.
-    #[inline]
-    fn end_move(&self) {
-        self.moves.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// What a thread that found the pool full should do next.
-#[cfg_attr(not(feature = "std"), allow(dead_code))]
-pub(crate) enum Announce {
-    /// A slot was pushed meanwhile: try again.
-    Retry,
-    /// The shard is marked as having waiters: its next push will wake them.
-    Sleep,
 }
 
 /// How `capacity` slots split into shards: `shards` ranges of `len` slots each, the
@@ -412,6 +390,9 @@ impl FreeLists {
         layout: ShardLayout,
     ) -> FreeLists {
         debug_assert!(capacity > 0 && capacity <= 1 << 24);
+        // The owners' brackets pair with the thieves' heavy fence (`owner.rs`): choose
+        // the fences before any thread can reach these lists.
+        crate::sync::asymmetric::prepare();
         for i in 0..capacity {
             // SAFETY: `i < capacity`; the caller gave us that many writable links.
             // (A link is read only after a push wrote it; this makes every link
@@ -744,13 +725,6 @@ impl FreeLists {
             .filter(move |&shard| shard != home)
     }
 
-    /// Whether shard `shard`'s remote stack holds slots (a snapshot).
-    #[inline(always)]
-    pub(crate) fn remote_has_slots(&self, shard: u32) -> bool {
-        // Relaxed: a hint; `take_remote` checks again with its own ordering.
-        index_of(self.remote(shard).load(Ordering::Relaxed)) < NIL_WAITING
-    }
-
     /// Takes a free slot from shard `home` or, failing that, from any other shard (in
     /// [`steal_order`](Self::steal_order)), or `None` if each shard was empty when
     /// visited. In each shard it looks at the stacks first, then at the never-used
@@ -787,69 +761,6 @@ impl FreeLists {
             }
         }
         (self.take_fresh(shard), false)
-    }
-
-    /// Takes shard `shard`'s whole remote stack if it holds slots: keeps the top slot
-    /// for the caller and moves the rest onto the local stack. The flag says that the
-    /// move replaced a waiters' mark, so waiters must be woken.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn take_remote(
-        &self,
-        shard: u32,
-        transit: &Transit,
-        stock: &Stock,
-    ) -> (Option<u32>, bool) {
-        let remote = self.remote(shard);
-        let mut head = remote.load(Ordering::SeqCst);
-        if index_of(head) >= NIL_WAITING {
-            return (None, false);
-        }
-        // Announce the move before the chain leaves the remote stack (module docs).
-        transit.start_move();
-        let first = loop {
-            let first = index_of(head);
-            if first >= NIL_WAITING {
-                // Empty (a waiters' mark stays where it is).
-                transit.end_move();
-                return (None, false);
-            }
-            match remote.compare_exchange_weak(
-                head,
-                with_index(head, NIL),
-                // Success: Acquire, so every push onto this stack, and the link it
-                // wrote, happens before we walk the chain; SeqCst for the transit
-                // argument (module docs).
-                Ordering::SeqCst,
-                Ordering::SeqCst,
-            ) {
-                Ok(_) => break first,
-                Err(now) => head = now,
-            }
-        };
-        // The chain `first -> ... -> NIL` is ours alone now. Moving it over a waiters'
-        // mark wakes them, as any push would: a waiter that announced itself while the
-        // chain was in transit found both of this shard's stacks empty, and sleeps
-        // until this move wakes it.
-        //
-        // The chain is reversed on the way: its top is the slot freed last, whose lines
-        // the freeing thread may still be writing; the caller keeps the oldest instead,
-        // and the local stack hands out the rest oldest first.
-        let (oldest, rest, newest) = self.reverse(first);
-        // Success SeqCst: Release, as for a single push, for every slot of the chain;
-        // SeqCst for the transit argument (module docs).
-        let wake = rest != NIL
-            && self.push_run(
-                self.head(shard),
-                shard,
-                rest,
-                newest,
-                Ordering::SeqCst,
-                stock,
-            );
-        // The chain is on the local stack: the move is over.
-        transit.end_move();
-        (Some(oldest), wake)
     }
 
     /// Pushes the run `first -> ... -> last` (linked, and owned by the caller) onto the
@@ -907,23 +818,6 @@ impl FreeLists {
         }
     }
 
-    /// Reverses the chain that starts at `first` (the slot freed last) and ends at a
-    /// `NIL` link, which the caller owns: returns its oldest slot, the rest of the
-    /// reversed chain (`NIL` if none), and `first`, now its end.
-    fn reverse(&self, first: u32) -> (u32, u32, u32) {
-        let (mut prev, mut cur) = (NIL, first);
-        while cur != NIL {
-            // Relaxed: the chain was made visible to us by the Acquire that took it,
-            // and nobody else reads these links until we publish them.
-
-            let next = self.link(cur).load(Ordering::Relaxed);
-            self.link(cur).store(prev, Ordering::Relaxed);
-            prev = cur;
-            cur = next;
-        }
-        (prev, self.link(prev).load(Ordering::Relaxed), first)
-    }
-
     /// `true` when both of shard `shard`'s stacks look empty (a snapshot). SeqCst: a
     /// scan's peeks take part in the transit argument (module docs); on x86-64 these
     /// are plain loads.
@@ -962,52 +856,6 @@ impl FreeLists {
 
     /// `true` when no shard has a free slot right now (the answer may be stale at once).
     pub(crate) fn all_empty(&self) -> bool {
-        (0..self.layout.shards).all(|shard| self.shard_empty(shard))
-    }
-
-    /// Called by a thread that found every shard empty and is about to sleep: marks
-    /// both stacks of shard `shard` as having waiters, unless a slot was pushed to one
-    /// meanwhile. A waiter announces itself on every shard before it sleeps, so a free
-    /// into any stack of any shard wakes it.
-    ///
-    /// The caller must have read the futex it will sleep on *before* this call.
-    #[cfg_attr(not(feature = "std"), allow(dead_code))]
-    pub(crate) fn announce_waiter(&self, shard: u32) -> Announce {
-        // A never-used slot left (none can be left once an insert found the pool full,
-        // since the count only grows; checked all the same, it costs one load).
-        if self.has_fresh(shard) {
-            return Announce::Retry;
-        }
-        match Self::announce_on(self.head(shard)) {
-            Announce::Sleep => Self::announce_on(self.remote(shard)),
-            retry => retry,
-        }
-    }
-
-    #[cfg_attr(not(feature = "std"), allow(dead_code))]
-    fn announce_on(head_word: &AtomicU64) -> Announce {
-        // Acquire: if the futex value the caller read was an old one and a push has
-        // since replaced NIL_WAITING, a bump we synchronised with shows that push here
-        // (see `Pool::insert_wait`).
-        let mut head = head_word.load(Ordering::Acquire);
-        loop {
-            match index_of(head) {
-                NIL_WAITING => return Announce::Sleep,
-                NIL => {}
-                _ => return Announce::Retry,
-            }
-            match head_word.compare_exchange_weak(
-                head,
-                with_index(head, NIL_WAITING),
-                // Success, Release: our earlier read of the futex word happens before
-                // the wake of the push that replaces NIL_WAITING (it reads our value
-                // and fences with Acquire), so that bump is newer than what we read.
-                Ordering::Release,
-                Ordering::Acquire,
-            ) {
-                Ok(_) => return Announce::Sleep,
-                Err(now) => head = now,
-            }
-        }
+        (0..self.layout.shards).all(|shard| self.shard_empty(shard) && self.cache_empty(shard))
     }
 }

@@ -15,7 +15,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::sync::{AtomicU32, Ordering, UnsafeCell};
 
-use super::free_list::{FreeLists, Stock, Transit};
+use super::free_list::{Drained, FreeLists, Stock, Transit};
 use super::handle::Handle;
 
 // Stamp states (low two bits of a slot's stamp).
@@ -239,13 +239,17 @@ impl<T> Core<T> {
         // Relaxed: the slot's last owner stored its stamp before the push that the
         // pop acquires, and the stamp stays as read once the pop succeeds (see
         // `FreeLists::pop_local_read`).
-        let claimed = match self
-            .free
-            .pop_local_read(home, |i| self.stamp(i).load(Ordering::Relaxed))
-        {
+        let stamp_of = |i| self.stamp(i).load(Ordering::Relaxed);
+        let fast = if who.alone && who.shard == home {
+            // The shard's owner: its cache, with plain loads and stores.
+            self.free.owner_pop_read(home, stamp_of)
+        } else {
+            self.free.pop_local_read(home, stamp_of)
+        };
+        let claimed = match fast {
             Some(claimed) => claimed,
             None => self
-                .take_elsewhere(home)
+                .take_elsewhere(home, who)
                 // Relaxed: we own the slot; its last owner's stamp store happened
                 // before the push we acquired (or, for a never-used slot, the pool's
                 // construction happened before this thread could reach it).
@@ -274,7 +278,24 @@ impl<T> Core<T> {
     /// live thread freed wait in that thread's home.
     #[cold]
     #[inline(never)]
-    pub(super) fn take_elsewhere(&self, home: u32) -> Option<u32> {
+    pub(super) fn take_elsewhere(&self, home: u32, who: Home) -> Option<u32> {
+        if who.alone && who.shard == home {
+            // The owner's remote stack moves into its cache; then the shared stack
+            // (slots that thieves, or the owner itself while its gate was closed, put
+            // there).
+            if let Some(index) = self.free.owner_refill(home) {
+                return Some(index);
+            }
+            if let Some(index) = self.free.pop_local(home) {
+                return Some(index);
+            }
+        } else if who.alone {
+            // An owner inserting elsewhere (`insert_in_shard`): its own cache first,
+            // the cheapest freed slot there is.
+            if let Some((index, ())) = self.free.owner_pop_read(who.shard, |_| ()) {
+                return Some(index);
+            }
+        }
         if self.free.shards() > 1 {
             if self.free.remote_has_slots(home) {
                 let (index, wake) = self
@@ -321,14 +342,45 @@ impl<T> Core<T> {
                 }
             }
         }
+        // Freed slots in the owners' caches come before never-used slots of other
+        // shards (the scan below takes those), so that `high_water_len` stays close
+        // to the true peak: one handshake moves half a cache onto its shared stack.
+        if self.free.any_cache_holds_slots() {
+            if let Drained::Got(index, wake) =
+                self.free
+                    .drain_caches(home, &self.transit, &self.quiet.stock, false)
+            {
+                if wake {
+                    self.wake_waiters();
+                }
+                return Some(index);
+            }
+        }
         loop {
             let before = self.transit.before_scan();
             let (index, wake) = self.free.scan(home, &self.transit, &self.quiet.stock);
             if wake {
                 self.wake_waiters();
             }
-            if index.is_some() || self.transit.quiet_since(before) {
+            if index.is_some() {
                 return index;
+            }
+            if self.transit.quiet_since(before) {
+                // Every stack was empty when looked at: what is left is in the owners'
+                // caches, or nowhere (`free_list/steal.rs`).
+                match self
+                    .free
+                    .drain_caches(home, &self.transit, &self.quiet.stock, true)
+                {
+                    Drained::Got(index, wake) => {
+                        if wake {
+                            self.wake_waiters();
+                        }
+                        return Some(index);
+                    }
+                    Drained::Full => return None,
+                    Drained::Changed => {}
+                }
             }
             crate::sync::spin_hint();
         }
@@ -361,6 +413,14 @@ impl<T> Core<T> {
         // count it out again, and a count read meanwhile should not hold it twice.
         let who = self.home();
         self.count(who, super::free_list::COUNT_BACK);
+        if who.alone
+            && self.free.shard_of(index) == who.shard
+            && self.free.owner_push(who.shard, index)
+        {
+            // On its owner's cache, with plain stores; no waiter can be asleep on it
+            // (a waiter closes the gate first, `free_list/waiters.rs`).
+            return;
+        }
         // SAFETY: per the caller the slot was popped and is not on the list.
         let had_waiters = unsafe { self.free.push(index, who.shard, &self.quiet.stock) };
         if had_waiters {

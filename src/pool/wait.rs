@@ -41,16 +41,13 @@ impl<'s, T> Pool<'s, T> {
             // every shard, so a free into any of them wakes us; a shard that got a
             // slot meanwhile sends us back to `insert`.
             let seen = self.core.quiet.futex.load();
-            let free = &self.core.free;
-            let all_marked = (0..free.shards()).all(|shard| {
-                matches!(
-                    free.announce_waiter(shard),
-                    super::free_list::Announce::Sleep
-                )
-            });
+            // Owners' frees go to the shared stacks while `waiting` lives, and wake us.
+            let waiting = self.core.free.start_waiting();
+            let all_marked = waiting.may_sleep();
             if all_marked {
                 self.core.quiet.futex.wait(seen);
             }
+            drop(waiting);
         }
     }
 
@@ -104,19 +101,16 @@ impl<'s, T> Pool<'s, T> {
             }
             // As in `insert_wait`: read the futex, then announce on every shard.
             let seen = self.core.quiet.futex.load();
-            let free = &self.core.free;
-            let all_marked = (0..free.shards()).all(|shard| {
-                matches!(
-                    free.announce_waiter(shard),
-                    super::free_list::Announce::Sleep
-                )
-            });
+            // Owners' frees go to the shared stacks while `waiting` lives, and wake us.
+            let waiting = self.core.free.start_waiting();
+            let all_marked = waiting.may_sleep();
             if all_marked {
                 match left {
                     Some(left) => self.core.quiet.futex.wait_timeout(seen, left),
                     None => self.core.quiet.futex.wait(seen),
                 }
             }
+            drop(waiting);
         }
     }
 }

@@ -12,6 +12,7 @@ mod harness;
 mod loom_concurrent;
 mod loom_heap;
 mod loom_pool;
+mod loom_pool_owner;
 mod loom_pool_timeout;
 mod loom_slots;
 mod loom_store;

@@ -98,7 +98,11 @@ impl FreeLists {
         for shard in order.clone() {
             let popped = match self.pop_mut(shard, false) {
                 Some(index) => Some(index),
-                None => self.pop_mut(shard, true),
+                None => match self.pop_mut(shard, true) {
+                    Some(index) => Some(index),
+                    // An owner's cache (`owner.rs`), before any never-used slot.
+                    None => self.pop_cache_mut(shard),
+                },
             };
             if let Some(index) = popped {
                 self.exclusive_shard = shard;
