@@ -1,4 +1,4 @@
-//! `Pool<T>`: a fixed-capacity, lock-free object pool carved from a scope.
+//! `Pool<T>`: a fixed-capacity, thread-safe object pool carved from a scope.
 //!
 //! A level loads, carves its enemy, projectile and sound pools out of its scope with
 //! [`ScopeStack::new_pool`](crate::ScopeStack::new_pool), and many threads then [`insert`](Pool::insert) and erase
@@ -131,8 +131,12 @@
 //!
 //! # Shared or exclusive
 //!
-//! Every method on `&Pool` is lock-free and may run on many threads at once; for that,
-//! each insert and each free compare-exchanges a free-list head. Where the caller holds
+//! Every method on `&Pool` may run on many threads at once. The thread that *owns* a
+//! shard (it holds the dense thread index equal to the shard's number alone: the first
+//! threads to touch the crate, while threads are fewer than shards) inserts and frees
+//! on that shard with plain loads and stores, through a private cache of freed slots;
+//! every other insert and free compare-exchanges a free-list head (see "The owner's
+//! path" below). Where the caller holds
 //! `&mut Pool`, nothing else can be using the pool, and the exclusive methods take and
 //! return slots with plain loads and stores, with no atomic read-modify-write (the seed
 //! pool's unsynchronized `Allocate`/`Free` beside its lock-free ones). `&mut Pool` is
@@ -303,6 +307,33 @@
 //! [`Pool::memory_needed_with_shards`]) gives a tight upper bound of it, padding
 //! included.
 //!
+//! # The owner's path
+//!
+//! A compare-exchange is a locked instruction: about 20 cycles on x86-64, more on a busy
+//! core. glibc's and mimalloc's per-thread free lists need none, and a pool whose every
+//! insert and free paid one was 1.5 to 2.5 times slower than `Box`. So each shard's
+//! owner keeps the slots it frees on a private list and takes its inserts from it with
+//! plain loads and stores (`free_list/owner.rs`); slots freed on other threads reach
+//! the owner through the shard's remote stack, in batches. On x86-64 Linux the pair is
+//! about 93 instructions with no `lock` prefix (docs/PERFORMANCE.md, "The pool owner's
+//! machine code").
+//!
+//! A private list must not strand slots: **full means full** still holds. An insert
+//! that finds every stack and every never-used slot empty closes every owner's *gate*,
+//! waits until no owner is inside an operation, and then steals half of a non-empty
+//! cache, or proves that every slot was in use at one moment (`free_list/steal.rs`). The
+//! owner side of that handshake costs a store, a load and a compiler fence; the other
+//! side pays a `membarrier` system call on Linux (a microsecond or more), or, where
+//! there is none (other systems, Miri, loom), both sides pay a `SeqCst` fence
+//! (`sync/asymmetric.rs`). [`insert_wait`](Pool::insert_wait) closes the gates to
+//! owners' frees while it sleeps, so every free wakes it.
+//!
+//! Progress: every insert and free is lock-free up to that slow path. An insert into a
+//! pool with no free slot outside the owners' caches (a pool that is full, or nearly
+//! so) takes a short spin lock and waits for each owner to leave the few instructions
+//! of its current operation; an owner preempted there delays it. Owners themselves
+//! never wait: while a gate is closed they take the compare-exchange paths.
+//!
 //! # Choices that differ from the model
 //!
 //! - The model has one free-list head; here each shard has one (see above), and the
@@ -330,9 +361,12 @@
 //!   for one.
 //! - Full-pool waiting does not watch the live count (which lags the free lists and
 //!   can miss a wake). A waiter marks each shard's head as "empty, with waiters"; the
-//!   push that replaces a mark wakes all sleepers. The erase fast path therefore adds
+//!   push that replaces a mark wakes all sleepers. The shared erase path therefore adds
 //!   no atomic operation and no fence: it sees the mark in the value its own
-//!   compare-exchange returns.
+//!   compare-exchange returns. The owner's erase sees a waiter through its gate, read
+//!   on every operation anyway, and then pushes onto the shared stack.
+//! - The model has no per-thread cache; the owner's cache and its handshake are this
+//!   crate's (above).
 
 mod access;
 mod boxes;
@@ -376,7 +410,8 @@ const _: () = assert!(MAX_POOL_CAPACITY - 1 == INDEX_MASK as usize);
 // The 8-bytes-per-slot promise (loom's instrumented atomics are larger).
 #[cfg(not(loom))]
 static_assertions::assert_eq_size!(crate::sync::AtomicU32, u32);
-/// A fixed-capacity, lock-free, thread-safe object pool living in a scope.
+/// A fixed-capacity, thread-safe object pool living in a scope: plain loads and stores
+/// for a shard's owner, lock-free compare-exchanges for everyone else (module docs).
 ///
 /// Made by [`ScopeStack::new_pool`](crate::ScopeStack::new_pool). See the [module docs](crate::pool) for the
 /// ownership model (boxes and handles), the memory footprint and the invariants.
@@ -588,8 +623,9 @@ impl<'s, T> Pool<'s, T> {
     }
 
     /// Puts `value` in a free slot and returns the box that owns it, or gives the value
-    /// back when every slot is taken. Lock-free; callable from any thread holding
-    /// `&Pool<T>`.
+    /// back when every slot is taken. Callable from any thread holding `&Pool<T>`;
+    /// lock-free unless every free slot sits in the shards' owners' caches (see
+    /// "The owner's path" in the [module docs](crate::pool)).
     ///
     /// What to do when the pool is full is the caller's policy: drop the value (a
     /// particle nobody will miss), [`insert_wait`](Self::insert_wait) for a slot, or

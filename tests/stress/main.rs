@@ -8,6 +8,7 @@
 mod concurrent_stress;
 mod in_place;
 mod map_stress;
+mod pool_owner_stress;
 mod pool_stress;
 mod report_race;
 mod slots_stress;
