@@ -48,7 +48,8 @@
 //!   it, whoever frees it: the local/remote split is about which core writes which head,
 //!   and with one thread there is no other core.
 
-use super::{index_of, with_index, FreeLists, Stock, NIL, NIL_WAITING};
+use super::lists::{index_of, with_index, FreeLists, NIL, NIL_WAITING};
+use super::stock::Stock;
 use crate::sync::Ordering;
 
 impl FreeLists {

@@ -41,7 +41,7 @@
 //! stack; only the owner inside a bracket, or a thread that closed the gate and saw
 //! `busy == 0` since, reads or writes the cache and the links of its slots.
 
-use super::{FreeLists, NIL, NIL_WAITING};
+use super::lists::{FreeLists, NIL, NIL_WAITING};
 use crate::sync::asymmetric::light;
 use crate::sync::Ordering;
 

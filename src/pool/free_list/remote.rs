@@ -11,70 +11,10 @@
 //! Invariant: a remote stack holds only its own shard's slots, each once; a chain taken
 //! from it is owned by its taker until it is on a stack or a cache again.
 
-use super::{index_of, with_index, FreeLists, Stock, NIL, NIL_WAITING};
-use crate::sync::{AtomicU32, AtomicU64, Ordering};
-
-/// The slow paths' shared words, kept by the pool on a line of their own (only steals
-/// and remote-stack moves write them). See the module docs on chains in transit.
-pub(crate) struct Transit {
-    /// Where the last successful steal found a slot.
-    pub(super) steal_hint: AtomicU32,
-    /// Remote-stack moves under way (low half) and ever started (high half, wrapping):
-    /// one word, so that a move announces itself with one read-modify-write.
-    moves: AtomicU64,
-    /// The steal lock: 1 while a thread steals from the owners' caches or checks that
-    /// the pool is full (`steal.rs`).
-    pub(super) steal_lock: AtomicU32,
-}
-
-/// What a move adds to [`Transit::moves`] when it starts: one under way, one more ever.
-const MOVE_STARTS: u64 = 1 | 1 << 32;
-
-impl Transit {
-    pub(crate) fn new() -> Transit {
-        Transit {
-            // No steal yet: `steal_order` starts at the last shard.
-            steal_hint: AtomicU32::new(u32::MAX),
-            moves: AtomicU64::new(0),
-            steal_lock: AtomicU32::new(0),
-        }
-    }
-
-    /// Remembers that a steal succeeded at `shard`, where the next one starts looking.
-    #[inline]
-    pub(super) fn stole_from(&self, shard: u32) {
-        // Relaxed: a hint (see `FreeLists::steal_order`). Read first, so that threads
-        // that keep stealing from one shard do not keep writing this line.
-        if self.steal_hint.load(Ordering::Relaxed) != shard {
-            self.steal_hint.store(shard, Ordering::Relaxed);
-        }
-    }
-
-    /// A snapshot to start a scan with.
-    #[inline]
-    pub(crate) fn before_scan(&self) -> u64 {
-        self.moves.load(Ordering::SeqCst)
-    }
-
-    /// `true` when no chain was in transit during a scan that started with `before`:
-    /// no move was under way then, and none started since.
-    #[inline]
-    pub(crate) fn quiet_since(&self, before: u64) -> bool {
-        before as u32 == 0 && self.moves.load(Ordering::SeqCst) == before
-    }
-
-    /// Announces a move before its chain leaves the remote stack (module docs).
-    #[inline]
-    pub(super) fn start_move(&self) {
-        self.moves.fetch_add(MOVE_STARTS, Ordering::SeqCst);
-    }
-
-    /// Ends a move: its chain is on the local stack, or it took nothing.
-    #[inline]
-    pub(super) fn end_move(&self) {
-        self.moves.fetch_sub(1, Ordering::SeqCst);
-    }
-}
+use super::lists::{index_of, with_index, FreeLists, NIL, NIL_WAITING};
+use super::stock::Stock;
+use super::transit::Transit;
+use crate::sync::Ordering;
 
 impl FreeLists {
     /// Whether shard `shard`'s remote stack holds slots (a snapshot).

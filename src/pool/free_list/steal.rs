@@ -14,22 +14,18 @@
 //!    steal order), keep its top slot for the caller and push the rest onto that
 //!    shard's shared stack, where every thread can reach it with one compare-exchange:
 //!    one handshake (one system call) pays for up to half a shard of inserts;
-//! 4. if every cache is empty, read every shared head, remote head, never-used count
-//!    and the transit word twice (a *double collect*, `SeqCst`). If the two reads agree
-//!    and show no free slot and no chain in transit, then at the moment between them
-//!    every slot was in use: the heads carry tags that change with every push and pop,
-//!    the counts only grow, the caches are frozen empty, and every chain that leaves a
-//!    remote stack is counted in the transit word until it is on a stack again (or is
-//!    moved inside an owner's bracket, which step 2 excludes). That is the promise of
-//!    `Pool::insert`'s `Full`. Otherwise something moved: the caller scans again;
+//! 4. if every cache is empty, prove the pool full with a double collect of every head
+//!    and count (`full.rs`), or report that something moved, and the caller scans again;
 //! 5. open the gates (`Release`) and the lock.
 //!
 //! Invariant: the lock is held, and every gate has [`REQUEST`], whenever a thread other
 //! than a cache's owner reads or writes that cache. The lock is a spin lock with a
 //! yield: only inserts into a pool that is full, or nearly so, take it.
 
+use super::lists::{FreeLists, NIL};
 use super::owner::REQUEST;
-use super::{FreeLists, Stock, Transit, NIL};
+use super::stock::Stock;
+use super::transit::Transit;
 use crate::sync::asymmetric::heavy;
 use crate::sync::Ordering;
 
@@ -135,12 +131,8 @@ impl FreeLists {
                 break;
             }
         }
-        if !stole && check_full {
-            let first = self.collect(transit);
-            let second = self.collect(transit);
-            if first.is_some() && first == second {
-                found = Drained::Full;
-            }
+        if !stole && check_full && self.proven_full(transit) {
+            found = Drained::Full;
         }
         self.open_gates(REQUEST);
         transit.unlock();
@@ -194,34 +186,5 @@ impl FreeLists {
             false
         };
         Some((top, wake))
-    }
-
-    /// One collect for the full check: `None` when some free slot or moving chain was
-    /// seen, else the transit word and the sum of every head's tag (module docs, step
-    /// 4). Every term only grows: the transit word's epoch with each move, a head's tag
-    /// by one with each push or pop. So two collects with the same sum saw no change of
-    /// any head in between (short of 2^32 changes of one head, the tags' own ABA bound,
-    /// `free_list`'s module docs), and the never-used counts, checked at their ends,
-    /// only grow too.
-    fn collect(&self, transit: &Transit) -> Option<(u64, u64)> {
-        let moves = transit.before_scan();
-        if moves as u32 != 0 {
-            return None;
-        }
-        let mut tags = 0u64;
-        for shard in 0..self.layout.shards {
-            // SeqCst: the double collect's reads fall into one order with the moves'
-            // read-modify-writes (module docs of `free_list`, "Chains in transit").
-            let local = self.head(shard).load(Ordering::SeqCst);
-            let remote = self.remote(shard).load(Ordering::SeqCst);
-            if super::index_of(local) < super::NIL_WAITING
-                || super::index_of(remote) < super::NIL_WAITING
-                || self.has_fresh(shard)
-            {
-                return None;
-            }
-            tags = tags.wrapping_add(local >> 32).wrapping_add(remote >> 32);
-        }
-        Some((moves, tags))
     }
 }

@@ -14,8 +14,8 @@
 //! Invariant: while any thread sleeps for a slot, every gate has a waiter's count on it
 //! and every stack of every shard is non-empty or marked.
 
+use super::lists::{index_of, with_index, FreeLists, NIL, NIL_WAITING};
 use super::owner::WAITER;
-use super::{index_of, with_index, FreeLists, NIL, NIL_WAITING};
 use crate::sync::{AtomicU64, Ordering};
 
 /// What a thread that found the pool full should do next.
