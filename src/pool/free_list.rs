@@ -19,9 +19,9 @@
 //!   it for their home; owners use it while their gate is closed; stolen slots land on
 //!   it.
 //! - **Steal and the exact full check** (`steal.rs`): an insert that finds every stack
-//!   and every never-used slot empty closes every gate, steals half of a non-empty
+//!   and every never-used slot empty closes the owners' gate, steals half of a non-empty
 //!   cache, or proves with a double collect that every slot was in use at one moment.
-//! - **Waiters** (`waiters.rs`): a thread that sleeps for a slot closes the gates to the
+//! - **Waiters** (`waiters.rs`): a thread that sleeps for a slot closes the gate to the
 //!   owners' frees first, so every free reaches a stack whose push wakes it.
 //!
 //! The other files: `search.rs` (other shards' stacks and the never-used slots, by

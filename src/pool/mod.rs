@@ -319,13 +319,13 @@
 //! machine code").
 //!
 //! A private list must not strand slots: **full means full** still holds. An insert
-//! that finds every stack and every never-used slot empty closes every owner's *gate*,
+//! that finds every stack and every never-used slot empty closes the owners' *gate* (one word),
 //! waits until no owner is inside an operation, and then steals half of a non-empty
 //! cache, or proves that every slot was in use at one moment (`free_list/steal.rs`). The
 //! owner side of that handshake costs a store, a load and a compiler fence; the other
 //! side pays a `membarrier` system call on Linux (a microsecond or more), or, where
 //! there is none (other systems, Miri, loom), both sides pay a `SeqCst` fence
-//! (`sync/asymmetric.rs`). [`insert_wait`](Pool::insert_wait) closes the gates to
+//! (`sync/asymmetric.rs`). [`insert_wait`](Pool::insert_wait) closes the gate to
 //! owners' frees while it sleeps, so every free wakes it.
 //!
 //! Progress: every insert and free is lock-free up to that slow path. An insert into a
@@ -711,7 +711,20 @@ impl<'s, T> Pool<'s, T> {
 
     #[inline(always)]
     fn insert_from(&self, home: u32, who: Home, value: T) -> Result<PoolBox<'_, T>, T> {
-        let index = self.core.insert(home, who, value)?;
+        self.insert_searching(home, who, value, true)
+    }
+
+    /// [`insert`](Self::insert) with the full check (`exact`) or without it: without,
+    /// an `Err` means only that every stack and cache looked empty, which is all a
+    /// waiter needs before it closes the gate and looks again (`wait.rs`).
+    fn insert_searching(
+        &self,
+        home: u32,
+        who: Home,
+        value: T,
+        exact: bool,
+    ) -> Result<PoolBox<'_, T>, T> {
+        let index = self.core.insert(home, who, value, exact)?;
         Ok(PoolBox {
             core: NonNull::from(&self.core),
             index,

@@ -169,8 +169,8 @@ impl<T> Core<T> {
     /// Takes a free slot, looking in shard `home` first and then in every other one.
     /// `who` is the calling thread's [`home`](Self::home), for the live count.
     #[inline]
-    pub(super) fn insert(&self, home: u32, who: Home, value: T) -> Result<u32, T> {
-        let Some((index, old)) = self.claim(home, who) else {
+    pub(super) fn insert(&self, home: u32, who: Home, value: T, exact: bool) -> Result<u32, T> {
+        let Some((index, old)) = self.claim(home, who, exact) else {
             return Err(value);
         };
         #[cfg(feature = "tracy")]
@@ -207,7 +207,7 @@ impl<T> Core<T> {
             }
         }
 
-        let Some((index, old)) = self.claim(home, who) else {
+        let Some((index, old)) = self.claim(home, who, true) else {
             return Err(f);
         };
         #[cfg(feature = "tracy")]
@@ -235,7 +235,7 @@ impl<T> Core<T> {
     /// freshness check is needed; `take_elsewhere` looks for a freed slot everywhere
     /// before it takes a never-used one.
     #[inline(always)]
-    fn claim(&self, home: u32, who: Home) -> Option<(u32, u32)> {
+    fn claim(&self, home: u32, who: Home, exact: bool) -> Option<(u32, u32)> {
         // Relaxed: the slot's last owner stored its stamp before the push that the
         // pop acquires, and the stamp stays as read once the pop succeeds (see
         // `FreeLists::pop_local_read`).
@@ -249,7 +249,7 @@ impl<T> Core<T> {
         let claimed = match fast {
             Some(claimed) => claimed,
             None => self
-                .take_elsewhere(home, who)
+                .take_elsewhere(home, who, exact)
                 // Relaxed: we own the slot; its last owner's stamp store happened
                 // before the push we acquired (or, for a never-used slot, the pool's
                 // construction happened before this thread could reach it).
@@ -278,7 +278,7 @@ impl<T> Core<T> {
     /// live thread freed wait in that thread's home.
     #[cold]
     #[inline(never)]
-    pub(super) fn take_elsewhere(&self, home: u32, who: Home) -> Option<u32> {
+    pub(super) fn take_elsewhere(&self, home: u32, who: Home, exact: bool) -> Option<u32> {
         if who.alone && who.shard == home {
             // The owner's remote stack moves into its cache; then the shared stack
             // (slots that thieves, or the owner itself while its gate was closed, put
@@ -366,6 +366,11 @@ impl<T> Core<T> {
                 return index;
             }
             if self.transit.quiet_since(before) {
+                if !exact {
+                    // A waiter's first look (`wait.rs`): its own checks under the gate
+                    // stand in for the full check.
+                    return None;
+                }
                 // Every stack was empty when looked at: what is left is in the owners'
                 // caches, or nowhere (`free_list/steal.rs`).
                 match self

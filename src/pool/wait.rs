@@ -32,7 +32,10 @@ impl<'s, T> Pool<'s, T> {
     #[cfg_attr(docsrs, doc(cfg(feature = "std")))]
     pub fn insert_wait(&self, mut value: T) -> PoolBox<'_, T> {
         loop {
-            match self.insert(value) {
+            // Without the full check: the gate and the marks below decide whether to
+            // sleep, and stolen cache slots come back through the next round.
+            let who = self.core.home();
+            match self.insert_searching(who.shard, who, value, false) {
                 Ok(b) => return b,
                 Err(v) => value = v,
             }
@@ -91,7 +94,10 @@ impl<'s, T> Pool<'s, T> {
     ) -> Result<PoolBox<'_, T>, T> {
         let deadline = crate::sync::Deadline::after(timeout);
         loop {
-            match self.insert(value) {
+            // Without the full check: the gate and the marks below decide whether to
+            // sleep, and stolen cache slots come back through the next round.
+            let who = self.core.home();
+            match self.insert_searching(who.shard, who, value, false) {
                 Ok(b) => return Ok(b),
                 Err(v) => value = v,
             }

@@ -9,7 +9,7 @@
 //! lost wake-up (every thread blocked: loom reports a deadlock).
 #![cfg(loom)]
 
-use crate::harness::{model, share, with_loom_pool, with_loom_pool_mut};
+use crate::harness::{model, model_bounded, share, with_loom_pool, with_loom_pool_mut};
 use loom::thread;
 use scope_stack::{Handle, Pool, PoolBox};
 
@@ -125,9 +125,11 @@ fn insert_wait_is_woken_by_an_erase() {
     });
 }
 
+/// Preemption bound 2: a waiter's round closes the owners' gate (issue 46), and at 3
+/// this model ran loom past five minutes.
 #[test]
 fn two_waiters_one_slot_both_finish() {
-    model(|| {
+    model_bounded(2, || {
         with_pool(1, |pool| {
             let held = pool.insert(1).unwrap();
             let waiters: Vec<_> = (2..=3u32)
@@ -294,10 +296,13 @@ fn remote_chain_moves_to_the_local_list_while_frees_go_on() {
 
 /// A waiter sleeps on a full pool; another thread frees two shard-1 slots remotely
 /// while a third inserts (taking the remote chain, and moving its rest over the
-/// waiter's mark). The waiter must still get a slot.
+/// waiter's mark). The waiter must still get a slot. Preemption bound 1: since the
+/// owner's path (issue 46) a waiter's every round also closes the owners' gate, and
+/// three threads at bound 2 ran loom past ten minutes (bound 3 is a
+/// `LOOM_MAX_PREEMPTIONS=3` run away).
 #[test]
 fn insert_wait_survives_a_remote_chain_moving_over_its_mark() {
-    model(|| {
+    model_bounded(1, || {
         with_sharded_pool(4, 2, |pool| {
             let (home, far) = fill_two_shards(pool);
             let waiter = thread::spawn(move || pool.insert_wait(30).into_inner());

@@ -18,10 +18,10 @@
 //! changed between its two reads (short of 2^32 changes of one head, the tags' own ABA
 //! bound), and all the heads were empty throughout the interval between the two
 //! collects, which all the per-head intervals share. In that interval the caches were
-//! frozen empty (gates closed; only this thread, which holds the steal lock, may touch
+//! frozen empty (the gate closed; only this thread, which holds the steal lock, may touch
 //! them), no remote chain was in transit (the word's `active` half was 0 at both reads
 //! and its epoch unchanged), an owner cannot have a chain between its remote stack and
-//! its cache (it moves chains inside its bracket, and the gates keep it out of new
+//! its cache (it moves chains inside its bracket, and the gate keeps it out of new
 //! brackets), and the never-used counts were at their shards' lengths. Every free slot
 //! is in one of those places, so at that moment every slot was in use.
 //!
@@ -36,7 +36,7 @@ use crate::sync::Ordering;
 
 impl FreeLists {
     /// `true` when two collects agree that no slot is free and nothing moved (module
-    /// docs). The caller holds the steal lock, has closed every gate with a request and
+    /// docs). The caller holds the steal lock, has closed the gate with a request and
     /// found every cache empty.
     pub(super) fn proven_full(&self, transit: &Transit) -> bool {
         let first = self.collect(transit);

@@ -13,8 +13,9 @@
 //!
 //! Other threads reach a cache only to steal from it when every other place is empty,
 //! to prove that the pool is full, or to make the owner's frees visible to a waiter
-//! (`steal.rs`, `waiters.rs`). They first close the shard's *gate* (a request bit, or a
-//! waiter count), then wait until the owner is not inside an operation. Each owner
+//! (`steal.rs`, `waiters.rs`). They first close the *gate* (one word for the whole
+//! pool: a request bit, or a waiter count; every such thread needs every cache
+//! frozen), then wait until each owner is not inside an operation. Each owner
 //! operation is bracketed:
 //!
 //! 1. store `busy = 1` (`Relaxed`);
@@ -67,7 +68,7 @@ impl FreeLists {
         light();
         // Acquire: pairs with the Release that opened the gate last, so whatever the
         // thread that closed it changed in the cache is seen here.
-        if line.gate.load(Ordering::Acquire) & closed_by != 0 {
+        if self.gate.load(Ordering::Acquire) & closed_by != 0 {
             self.leave(shard);
             return false;
         }

@@ -6,7 +6,7 @@
 //! handled here, by one slow operation, [`FreeLists::drain_caches`]:
 //!
 //! 1. take the pool's steal lock (one thief or full check at a time);
-//! 2. close every shard's gate with [`REQUEST`], [`heavy`] fence, and wait until each
+//! 2. close the owners' gate with [`REQUEST`], [`heavy`] fence, and wait until each
 //!    owner is outside its bracket: from now on no cache changes but by our hand
 //!    (`owner.rs`, "The handshake"), and the owners' own inserts and frees take the
 //!    shared paths;
@@ -16,9 +16,9 @@
 //!    one handshake (one system call) pays for up to half a shard of inserts;
 //! 4. if every cache is empty, prove the pool full with a double collect of every head
 //!    and count (`full.rs`), or report that something moved, and the caller scans again;
-//! 5. open the gates (`Release`) and the lock.
+//! 5. open the gate (`Release`) and the lock.
 //!
-//! Invariant: the lock is held, and every gate has [`REQUEST`], whenever a thread other
+//! Invariant: the lock is held, and the gate has [`REQUEST`], whenever a thread other
 //! than a cache's owner reads or writes that cache. The lock is a spin lock with a
 //! yield: only inserts into a pool that is full, or nearly so, take it.
 
@@ -78,13 +78,11 @@ pub(crate) fn backoff(spins: u32) {
 }
 
 impl FreeLists {
-    /// Closes every shard's gate with `bits` and waits until no owner is inside a
-    /// bracket that saw it open (module docs, step 2; `waiters.rs` for waiters).
-    pub(crate) fn close_gates(&self, bits: u32) {
-        for shard in 0..self.layout.shards {
-            // Relaxed: ordered against the `busy` loads below by the heavy fence.
-            self.line(shard).gate.fetch_add(bits, Ordering::Relaxed);
-        }
+    /// Closes the gate with `bits` and waits until no owner is inside a bracket that saw
+    /// it open (module docs, step 2; `waiters.rs` for waiters).
+    pub(crate) fn close_gate(&self, bits: u32) {
+        // Relaxed: ordered against the `busy` loads below by the heavy fence.
+        self.gate.fetch_add(bits, Ordering::Relaxed);
         heavy();
         for shard in 0..self.layout.shards {
             let mut spins = 0u32;
@@ -97,13 +95,11 @@ impl FreeLists {
         }
     }
 
-    /// Opens every shard's gate again: takes `bits` off.
-    pub(crate) fn open_gates(&self, bits: u32) {
-        for shard in 0..self.layout.shards {
-            // Release: an owner whose bracket reads the gate open (Acquire) sees what
-            // we changed in its cache.
-            self.line(shard).gate.fetch_sub(bits, Ordering::Release);
-        }
+    /// Opens the gate again: takes `bits` off.
+    pub(crate) fn open_gate(&self, bits: u32) {
+        // Release: an owner whose bracket reads the gate open (Acquire) sees what we
+        // changed in its cache.
+        self.gate.fetch_sub(bits, Ordering::Release);
     }
 
     /// Steals from the owners' caches, or (with `check_full`) proves the pool full
@@ -120,7 +116,7 @@ impl FreeLists {
         check_full: bool,
     ) -> Drained {
         transit.lock();
-        self.close_gates(REQUEST);
+        self.close_gate(REQUEST);
         let order = core::iter::once(home).chain(self.steal_order(home, transit));
         let mut found = Drained::Changed;
         let mut stole = false;
@@ -134,7 +130,7 @@ impl FreeLists {
         if !stole && check_full && self.proven_full(transit) {
             found = Drained::Full;
         }
-        self.open_gates(REQUEST);
+        self.open_gate(REQUEST);
         transit.unlock();
         found
     }
@@ -147,7 +143,7 @@ impl FreeLists {
 
     /// Takes the upper half (rounded up) of shard `shard`'s cache: returns its top slot
     /// and pushes the rest onto the shard's shared stack. `None` if the cache is empty.
-    /// The caller holds the lock and closed the gates.
+    /// The caller holds the lock and closed the gate.
     fn steal_half(&self, shard: u32, stock: &Stock) -> Option<(u32, bool)> {
         let line = self.line(shard);
         // Relaxed: the cache is frozen and its last writer's Release was acquired

@@ -5,13 +5,13 @@
 //! its last look. Frees onto a stack see the waiter's mark on its head (`NIL_WAITING`):
 //! a waiter marks every empty stack of every shard before it sleeps, and a push that
 //! replaces a mark wakes the waiters. An owner's free onto its cache (`owner.rs`) sees
-//! no mark, so a waiter first closes every gate with [`WAITER`] ([`FreeLists::
+//! no mark, so a waiter first closes the gate with [`WAITER`] ([`FreeLists::
 //! start_waiting`]): from then on owners free onto their shared stacks, and the caches
 //! can only shrink. Then it checks that every cache is empty (a free that reached a
-//! cache before the gate closed is seen there) and marks the stacks. Its gates stay
+//! cache before the gate closed is seen there) and marks the stacks. Its count stays
 //! closed while it sleeps and open again when it wakes ([`Waiting`]'s drop).
 //!
-//! Invariant: while any thread sleeps for a slot, every gate has a waiter's count on it
+//! Invariant: while any thread sleeps for a slot, the gate has a waiter's count on it
 //! and every stack of every shard is non-empty or marked.
 
 use super::lists::{index_of, with_index, FreeLists, NIL, NIL_WAITING};
@@ -27,14 +27,14 @@ pub(crate) enum Announce {
     Sleep,
 }
 
-/// A waiter's count on every gate (module docs): while it lives, the owners' frees take
+/// A waiter's count on the gate (module docs): while it lives, the owners' frees take
 /// the shared stacks, where they wake sleepers. Dropping it takes the count off.
 #[cfg_attr(not(feature = "std"), allow(dead_code))]
 pub(crate) struct Waiting<'a>(&'a FreeLists);
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        self.0.open_gates(WAITER);
+        self.0.open_gate(WAITER);
     }
 }
 
@@ -53,11 +53,11 @@ impl Waiting<'_> {
 }
 
 impl FreeLists {
-    /// Closes every gate to the owners' frees for the caller, a thread about to wait
+    /// Closes the gate to the owners' frees for the caller, a thread about to wait
     /// for a slot (module docs).
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
     pub(crate) fn start_waiting(&self) -> Waiting<'_> {
-        self.close_gates(WAITER);
+        self.close_gate(WAITER);
         Waiting(self)
     }
 
