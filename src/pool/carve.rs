@@ -15,7 +15,7 @@ use crate::scope::place::{self, check_capacity, try_alloc_array_uninit, Core as 
 use crate::scope::ScopeStack;
 use crate::sync::{AtomicU32, UnsafeCell};
 
-use super::free_list::{FreeLists, Head, ShardLayout, Stock, Transit, HEADS_PER_SHARD};
+use super::free_list::{FreeLists, Gate, Head, ShardLayout, Stock, Transit, HEADS_PER_SHARD};
 use super::report::pool_snapshot;
 use super::slots::{Core, Quiet, Slot, FREE, POOL_IDS, STATE_MASK};
 use super::Pool;
@@ -265,6 +265,7 @@ pub(crate) unsafe fn try_new_pool_in<'s, C: Surface<'s>, T>(
                 #[cfg(feature = "std")]
                 futex: crate::sync::Futex::new(),
                 stock: Stock::new(),
+                gate: Gate::new(),
             }),
             _owns: PhantomData,
             #[cfg(feature = "tracy")]

@@ -177,6 +177,7 @@ mod waiters;
 pub(crate) use counts::{count_live, count_used, COUNT_BACK, COUNT_OUT};
 pub(crate) use layout::ShardLayout;
 pub(crate) use lists::{FreeLists, Head, HEADS_PER_SHARD};
+pub(crate) use owner::Gate;
 pub(crate) use steal::Drained;
 pub(crate) use stock::Stock;
 pub(crate) use transit::Transit;

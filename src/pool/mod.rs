@@ -717,6 +717,7 @@ impl<'s, T> Pool<'s, T> {
     /// [`insert`](Self::insert) with the full check (`exact`) or without it: without,
     /// an `Err` means only that every stack and cache looked empty, which is all a
     /// waiter needs before it closes the gate and looks again (`wait.rs`).
+    #[inline(always)]
     fn insert_searching(
         &self,
         home: u32,

@@ -15,7 +15,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::sync::{AtomicU32, Ordering, UnsafeCell};
 
-use super::free_list::{Drained, FreeLists, Stock, Transit};
+use super::free_list::{Drained, FreeLists, Gate, Stock, Transit};
 use super::handle::Handle;
 
 // Stamp states (low two bits of a slot's stamp).
@@ -81,6 +81,9 @@ pub(super) struct Quiet {
     /// that fills an empty stack; written when such a free finds its shard's bit clear,
     /// and by a search that finds a bit stale.
     pub(super) stock: Stock,
+    /// The owners' gate (`free_list/owner.rs`): read by every owner's insert and free,
+    /// written only by steals, full checks and waiters.
+    pub(super) gate: Gate,
 }
 
 // SAFETY: the `Core` owns its `T`s (through raw pointers into scope memory that nothing
@@ -242,7 +245,7 @@ impl<T> Core<T> {
         let stamp_of = |i| self.stamp(i).load(Ordering::Relaxed);
         let fast = if who.alone && who.shard == home {
             // The shard's owner: its cache, with plain loads and stores.
-            self.free.owner_pop_read(home, stamp_of)
+            self.free.owner_pop_read(home, &self.quiet.gate, stamp_of)
         } else {
             self.free.pop_local_read(home, stamp_of)
         };
@@ -283,7 +286,7 @@ impl<T> Core<T> {
             // The owner's remote stack moves into its cache; then the shared stack
             // (slots that thieves, or the owner itself while its gate was closed, put
             // there).
-            if let Some(index) = self.free.owner_refill(home) {
+            if let Some(index) = self.free.owner_refill(home, &self.quiet.gate) {
                 return Some(index);
             }
             if let Some(index) = self.free.pop_local(home) {
@@ -292,7 +295,10 @@ impl<T> Core<T> {
         } else if who.alone {
             // An owner inserting elsewhere (`insert_in_shard`): its own cache first,
             // the cheapest freed slot there is.
-            if let Some((index, ())) = self.free.owner_pop_read(who.shard, |_| ()) {
+            if let Some((index, ())) = self
+                .free
+                .owner_pop_read(who.shard, &self.quiet.gate, |_| ())
+            {
                 return Some(index);
             }
         }
@@ -346,10 +352,13 @@ impl<T> Core<T> {
         // shards (the scan below takes those), so that `high_water_len` stays close
         // to the true peak: one handshake moves half a cache onto its shared stack.
         if self.free.any_cache_holds_slots() {
-            if let Drained::Got(index, wake) =
-                self.free
-                    .drain_caches(home, &self.transit, &self.quiet.stock, false)
-            {
+            if let Drained::Got(index, wake) = self.free.drain_caches(
+                home,
+                &self.transit,
+                &self.quiet.stock,
+                &self.quiet.gate,
+                false,
+            ) {
                 if wake {
                     self.wake_waiters();
                 }
@@ -373,10 +382,13 @@ impl<T> Core<T> {
                 }
                 // Every stack was empty when looked at: what is left is in the owners'
                 // caches, or nowhere (`free_list/steal.rs`).
-                match self
-                    .free
-                    .drain_caches(home, &self.transit, &self.quiet.stock, true)
-                {
+                match self.free.drain_caches(
+                    home,
+                    &self.transit,
+                    &self.quiet.stock,
+                    &self.quiet.gate,
+                    true,
+                ) {
                     Drained::Got(index, wake) => {
                         if wake {
                             self.wake_waiters();
@@ -420,7 +432,7 @@ impl<T> Core<T> {
         self.count(who, super::free_list::COUNT_BACK);
         if who.alone
             && self.free.shard_of(index) == who.shard
-            && self.free.owner_push(who.shard, index)
+            && self.free.owner_push(who.shard, &self.quiet.gate, index)
         {
             // On its owner's cache, with plain stores; no waiter can be asleep on it
             // (a waiter closes the gate first, `free_list/waiters.rs`).

@@ -45,7 +45,7 @@ impl<'s, T> Pool<'s, T> {
             // slot meanwhile sends us back to `insert`.
             let seen = self.core.quiet.futex.load();
             // Owners' frees go to the shared stacks while `waiting` lives, and wake us.
-            let waiting = self.core.free.start_waiting();
+            let waiting = self.core.free.start_waiting(&self.core.quiet.gate);
             let all_marked = waiting.may_sleep();
             if all_marked {
                 self.core.quiet.futex.wait(seen);
@@ -108,7 +108,7 @@ impl<'s, T> Pool<'s, T> {
             // As in `insert_wait`: read the futex, then announce on every shard.
             let seen = self.core.quiet.futex.load();
             // Owners' frees go to the shared stacks while `waiting` lives, and wake us.
-            let waiting = self.core.free.start_waiting();
+            let waiting = self.core.free.start_waiting(&self.core.quiet.gate);
             let all_marked = waiting.may_sleep();
             if all_marked {
                 match left {

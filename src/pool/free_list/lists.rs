@@ -100,11 +100,6 @@ pub(crate) struct FreeLists {
     /// freeing into that shard; `NIL` when none is known. A one-shard pool keeps no
     /// bits, and starts with shard 0 here. `&mut` only, like `exclusive_shard`.
     pub(super) exclusive_marked: u32,
-    /// Every owner's gate, one word for the pool: `REQUEST` while a thief or a full
-    /// check works on the caches, plus `WAITER` per waiting thread (`owner.rs`). Owners
-    /// read it on every operation; only the slow paths write it, so it shares the
-    /// line of these read-only fields, which every operation reads anyway.
-    pub(super) gate: AtomicU32,
 }
 
 impl FreeLists {
@@ -151,7 +146,6 @@ impl FreeLists {
             magic: (1u64 << 48).div_ceil(layout.len as u64),
             exclusive_shard: 0,
             exclusive_marked: if layout.shards == 1 { 0 } else { NIL },
-            gate: AtomicU32::new(0),
         }
     }
 

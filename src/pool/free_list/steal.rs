@@ -23,7 +23,7 @@
 //! yield: only inserts into a pool that is full, or nearly so, take it.
 
 use super::lists::{FreeLists, NIL};
-use super::owner::REQUEST;
+use super::owner::{Gate, REQUEST};
 use super::stock::Stock;
 use super::transit::Transit;
 use crate::sync::asymmetric::heavy;
@@ -80,9 +80,9 @@ pub(crate) fn backoff(spins: u32) {
 impl FreeLists {
     /// Closes the gate with `bits` and waits until no owner is inside a bracket that saw
     /// it open (module docs, step 2; `waiters.rs` for waiters).
-    pub(crate) fn close_gate(&self, bits: u32) {
+    pub(crate) fn close_gate(&self, gate: &Gate, bits: u32) {
         // Relaxed: ordered against the `busy` loads below by the heavy fence.
-        self.gate.fetch_add(bits, Ordering::Relaxed);
+        gate.0.fetch_add(bits, Ordering::Relaxed);
         heavy();
         for shard in 0..self.layout.shards {
             let mut spins = 0u32;
@@ -96,10 +96,10 @@ impl FreeLists {
     }
 
     /// Opens the gate again: takes `bits` off.
-    pub(crate) fn open_gate(&self, bits: u32) {
+    pub(crate) fn open_gate(&self, gate: &Gate, bits: u32) {
         // Release: an owner whose bracket reads the gate open (Acquire) sees what we
         // changed in its cache.
-        self.gate.fetch_sub(bits, Ordering::Release);
+        gate.0.fetch_sub(bits, Ordering::Release);
     }
 
     /// Steals from the owners' caches, or (with `check_full`) proves the pool full
@@ -113,10 +113,11 @@ impl FreeLists {
         home: u32,
         transit: &Transit,
         stock: &Stock,
+        gate: &Gate,
         check_full: bool,
     ) -> Drained {
         transit.lock();
-        self.close_gate(REQUEST);
+        self.close_gate(gate, REQUEST);
         let order = core::iter::once(home).chain(self.steal_order(home, transit));
         let mut found = Drained::Changed;
         let mut stole = false;
@@ -130,7 +131,7 @@ impl FreeLists {
         if !stole && check_full && self.proven_full(transit) {
             found = Drained::Full;
         }
-        self.open_gate(REQUEST);
+        self.open_gate(gate, REQUEST);
         transit.unlock();
         found
     }

@@ -15,7 +15,7 @@
 //! and every stack of every shard is non-empty or marked.
 
 use super::lists::{index_of, with_index, FreeLists, NIL, NIL_WAITING};
-use super::owner::WAITER;
+use super::owner::{Gate, WAITER};
 use crate::sync::{AtomicU64, Ordering};
 
 /// What a thread that found the pool full should do next.
@@ -30,11 +30,11 @@ pub(crate) enum Announce {
 /// A waiter's count on the gate (module docs): while it lives, the owners' frees take
 /// the shared stacks, where they wake sleepers. Dropping it takes the count off.
 #[cfg_attr(not(feature = "std"), allow(dead_code))]
-pub(crate) struct Waiting<'a>(&'a FreeLists);
+pub(crate) struct Waiting<'a>(&'a FreeLists, &'a Gate);
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        self.0.open_gate(WAITER);
+        self.0.open_gate(self.1, WAITER);
     }
 }
 
@@ -56,9 +56,9 @@ impl FreeLists {
     /// Closes the gate to the owners' frees for the caller, a thread about to wait
     /// for a slot (module docs).
     #[cfg_attr(not(feature = "std"), allow(dead_code))]
-    pub(crate) fn start_waiting(&self) -> Waiting<'_> {
-        self.close_gate(WAITER);
-        Waiting(self)
+    pub(crate) fn start_waiting<'a>(&'a self, gate: &'a Gate) -> Waiting<'a> {
+        self.close_gate(gate, WAITER);
+        Waiting(self, gate)
     }
 
     /// Called by a thread that found every shard empty and is about to sleep: marks
