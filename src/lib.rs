@@ -87,10 +87,11 @@
 //!   innermost live one can allocate. `Allocator` (allocator-api2 0.2) for
 //!   `&ScopeStack`, so `allocator_api2::vec::Vec` and `hashbrown::HashMap` can live in a
 //!   scope.
-//! - Carved from a scope: [`Pool`] (sharded, lock-free), [`DensePool`] (swap-delete
-//!   roster), [`Store`] (versioned objects), [`ConcurrentScope`] (many threads
-//!   allocating into one scope) and [`Slots`] (sub-blocks loaded and unloaded in any
-//!   order: streaming levels, frame rings; see [`slots`]).
+//! - Carved from a scope: [`Pool`] (sharded; plain loads and stores for a shard's
+//!   owner), [`DensePool`] (swap-delete roster), [`Store`] (versioned objects),
+//!   [`ConcurrentScope`] (many threads allocating into one scope) and [`Slots`]
+//!   (sub-blocks loaded and unloaded in any order: streaming levels, frame rings; see
+//!   [`slots`]).
 //! - Above them all: reports ([`MemoryMap`]) and per-thread scratch scopes
 //!   ([`scratch()`]).
 //!

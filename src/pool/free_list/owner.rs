@@ -39,8 +39,11 @@
 //! free, so frees go to the shared stacks, whose pushes wake it).
 //!
 //! Invariant: the cache holds only slots of its own shard, each once, never also on a
-//! stack; only the owner inside a bracket, or a thread that closed the gate and saw
-//! `busy == 0` since, reads or writes the cache and the links of its slots.
+//! stack. Only the owner inside a bracket, or a thread that closed the gate with a
+//! request (holding the steal lock) and saw `busy == 0` since, writes the cache or
+//! reads the links of its slots. Any thread may read the top word alone, as a snapshot
+//! (`cache_empty`); under a waiter's count the owner may still pop, so the cache can
+//! only shrink then.
 
 use super::lists::{FreeLists, NIL, NIL_WAITING};
 use crate::sync::asymmetric::light;
