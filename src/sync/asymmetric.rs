@@ -30,7 +30,7 @@
 //! The choice is made once, before any pool exists, and never changes afterwards: a
 //! thread that reads "membarrier" uses the compiler fence, and every rare side that
 //! pairs with it, running later on the same pool, reads the same answer and makes the
-//! call. [`strategy`] says which one this process got.
+//! call.
 
 #[cfg(all(target_os = "linux", not(miri), not(loom)))]
 mod imp {
@@ -106,14 +106,6 @@ mod imp {
             fence(Ordering::SeqCst);
         }
     }
-
-    pub(crate) fn strategy() -> &'static str {
-        match STRATEGY.load(Ordering::Acquire) {
-            MEMBARRIER => "membarrier",
-            FENCES => "fences",
-            _ => "not chosen yet",
-        }
-    }
 }
 
 #[cfg(not(all(target_os = "linux", not(miri), not(loom))))]
@@ -129,10 +121,6 @@ mod imp {
 
     pub(crate) fn heavy() {
         fence(Ordering::SeqCst);
-    }
-
-    pub(crate) fn strategy() -> &'static str {
-        "fences"
     }
 }
 
@@ -157,10 +145,4 @@ pub(crate) fn light() {
 #[inline]
 pub(crate) fn heavy() {
     imp::heavy()
-}
-
-/// `"membarrier"` or `"fences"`: which pairing this process uses (module docs).
-#[allow(dead_code)]
-pub(crate) fn strategy() -> &'static str {
-    imp::strategy()
 }

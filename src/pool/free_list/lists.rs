@@ -163,42 +163,26 @@ impl FreeLists {
         shard
     }
 
-    /// Shard `shard`'s local head.
+    /// Shard `shard`'s local line (its head, counts, live counters and cache words).
     #[inline(always)]
-    pub(super) fn head(&self, shard: u32) -> &AtomicU64 {
+    pub(super) fn line(&self, shard: u32) -> &HeadLine {
         debug_assert!(shard < self.layout.shards);
         // SAFETY: callers pass `shard < shards` (a home shard is reduced modulo the
         // count, a slot's shard is computed from a valid index); there are two heads
         // per shard, and they live as long as `self`.
-        unsafe {
-            &self
-                .heads
-                .add(HEADS_PER_SHARD * shard as usize)
-                .as_ref()
-                .word
-        }
+        unsafe { self.heads.add(HEADS_PER_SHARD * shard as usize).as_ref() }
+    }
+
+    /// Shard `shard`'s local head.
+    #[inline(always)]
+    pub(super) fn head(&self, shard: u32) -> &AtomicU64 {
+        &self.line(shard).word
     }
 
     /// Shard `shard`'s count of slots ever handed out (on its local head's line).
     #[inline(always)]
     pub(super) fn fresh_taken(&self, shard: u32) -> &AtomicU32 {
-        debug_assert!(shard < self.layout.shards);
-        // SAFETY: as in `head`.
-        unsafe {
-            &self
-                .heads
-                .add(HEADS_PER_SHARD * shard as usize)
-                .as_ref()
-                .fresh_taken
-        }
-    }
-
-    /// Shard `shard`'s local line (its head, counts and live counters).
-    #[inline(always)]
-    pub(super) fn line(&self, shard: u32) -> &HeadLine {
-        debug_assert!(shard < self.layout.shards);
-        // SAFETY: as in `head`.
-        unsafe { self.heads.add(HEADS_PER_SHARD * shard as usize).as_ref() }
+        &self.line(shard).fresh_taken
     }
 
     /// The heads, for a report link (see `count_live`).
@@ -210,7 +194,7 @@ impl FreeLists {
     #[inline(always)]
     pub(super) fn remote(&self, shard: u32) -> &AtomicU64 {
         debug_assert!(shard < self.layout.shards);
-        // SAFETY: as in `head`.
+        // SAFETY: as in `line`: the remote line follows the local one.
         unsafe {
             &self
                 .heads
