@@ -10,13 +10,214 @@
 //! the main schedule's thread, so its slot unloads there and is free for the next
 //! build. A build needs a free slot while the current level plays: give the set at
 //! least two slots.
+//!
+//! Each finished build announces itself with a [`LevelMessage`] (ready, then swapped
+//! in; or failed), written by [`swap_levels`]. The names and errors are shared text
+//! (`Arc<str>`) made when the stream starts or the build fails, and the message
+//! buffers are sized when the set is added to the app, so a swap frame allocates
+//! nothing.
+//!
+//! # Removing from a level's pools through shared access
+//!
+//! A system that removes enemies from a level's [`Pool`](scope_stack::Pool) by handle
+//! needs `ResMut<LevelSlots<R>>` (through [`LevelSlots::with_mut`]), because
+//! [`Pool::remove`](scope_stack::Pool::remove) takes `&mut`: a remove through `&Pool`
+//! would drop an object that a `&T` from [`Pool::get`](scope_stack::Pool::get) on
+//! another thread may still be reading. The pool has no shared removal by handle, and
+//! cannot have a sound one. Its shared path frees only slots owned by a
+//! [`PoolBox`](scope_stack::PoolBox) (dropping the box, through `&Pool`), which suits
+//! a value one system inserts and drops, not one that lives from frame to frame.
+//!
+//! The pattern that keeps the level's readers parallel: the systems that decide who
+//! dies hold `Res<LevelSlots<R>>` and mark the objects (an atomic flag in the pooled
+//! value, or a [`Message`] naming the handle), and one system holding `ResMut` sweeps
+//! them once a frame with [`Pool::retain`](scope_stack::Pool::retain) or `remove`,
+//! ordered after the markers. Only the sweep is serialised, and it visits the pool once
+//! (the seed's "garbage deferred to the frame boundary"):
+//!
+//! ```
+//! use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+//! use bevy_app::{App, PostUpdate, TaskPoolPlugin, Update};
+//! use bevy_ecs::prelude::*;
+//! use scope_stack::{slot_root, Pool};
+//! use scope_stack_bevy::{LevelSlots, ScopeStackAppExt, ScopeStackPlugin};
+//!
+//! struct Enemy {
+//!     hp: AtomicU32,
+//!     dead: AtomicBool,
+//! }
+//! struct Level<'s> {
+//!     enemies: &'s mut Pool<'s, Enemy>,
+//! }
+//! slot_root!(struct LevelRoot => Level);
+//!
+//! // Shared access: runs beside every other reader of the level.
+//! fn hit(levels: Res<LevelSlots<LevelRoot>>) {
+//!     levels.with(|level| {
+//!         for enemy in level.enemies.values() {
+//!             if enemy.hp.fetch_sub(1, Ordering::Relaxed) == 1 {
+//!                 enemy.dead.store(true, Ordering::Relaxed);
+//!             }
+//!         }
+//!     });
+//! }
+//!
+//! // Exclusive access, once a frame, after the markers.
+//! fn sweep(mut levels: ResMut<LevelSlots<LevelRoot>>) {
+//!     levels.with_mut(|level, _| level.enemies.retain(|_, e| !*e.dead.get_mut()));
+//! }
+//!
+//! let mut app = App::new();
+//! app.add_plugins((TaskPoolPlugin::default(), ScopeStackPlugin::default()))
+//!     .insert_level_slots(LevelSlots::<LevelRoot>::new("levels", 2, 64 << 10).unwrap())
+//!     .add_systems(Update, hit)
+//!     .add_systems(PostUpdate, sweep);
+//! app.world_mut().resource_mut::<LevelSlots<LevelRoot>>().stream("arena", |s| {
+//!     let enemies = s.new_pool(8);
+//!     for hp in 1..=3 {
+//!         let enemy = Enemy { hp: AtomicU32::new(hp), dead: AtomicBool::new(false) };
+//!         enemies.insert(enemy).ok().unwrap().into_handle();
+//!     }
+//!     Level { enemies }
+//! });
+//! // The frame that swaps the level in (`PreUpdate`) hits each enemy once (`Update`),
+//! // and the enemy with 1 hp is swept (`PostUpdate`).
+//! while app.world().resource::<LevelSlots<LevelRoot>>().current().is_none() {
+//!     app.update();
+//! }
+//! let levels = app.world().resource::<LevelSlots<LevelRoot>>();
+//! assert_eq!(levels.with(|l| l.enemies.len()), Some(2));
+//! ```
 
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use bevy_ecs::message::{Message, Messages};
 use bevy_ecs::prelude::*;
 use bevy_tasks::{futures::check_ready, AsyncComputeTaskPool, Task};
 use scope_stack::{AllocError, ConcurrentScope, Loaded, MapHandle, Shared, SlotRoot, Slots};
 
-/// What a build task gives back: the level, or the text of why it failed.
-type Built<R> = Result<Loaded<'static, R, Shared>, String>;
+/// What a build task gives back: the level's name, and the level or the text of why it
+/// failed.
+type Built<R> = (Arc<str>, Result<Loaded<'static, R, Shared>, Arc<str>>);
+
+/// What happened to a level of a [`LevelSlots<R>`](LevelSlots): a Bevy [`Message`]
+/// that [`swap_levels`] writes in [`PreUpdate`](bevy_app::PreUpdate) when a build
+/// finishes. A good build sends [`Ready`](LevelEvent::Ready) and then
+/// [`Swapped`](LevelEvent::Swapped) in the same frame; a failed one sends
+/// [`Failed`](LevelEvent::Failed) with its error, and the playing level stays.
+/// [`ScopeStackAppExt::insert_level_slots`](crate::ScopeStackAppExt::insert_level_slots)
+/// registers the message type.
+///
+/// Unlike `resource_changed::<LevelSlots<R>>` (which any `ResMut` access or stream
+/// request sets), a message is written only when a level arrives or fails.
+///
+/// ```
+/// use bevy_app::{App, TaskPoolPlugin, Update};
+/// use bevy_ecs::prelude::*;
+/// use scope_stack::slot_root;
+/// use scope_stack_bevy::{LevelEvent, LevelMessage, LevelSlots, ScopeStackAppExt, ScopeStackPlugin};
+/// slot_root!(struct Name = for<'s> &'s str);
+///
+/// #[derive(Resource, Default)]
+/// struct Heard(Vec<String>);
+///
+/// fn listen(mut messages: MessageReader<LevelMessage<Name>>, mut heard: ResMut<Heard>) {
+///     for m in messages.read() {
+///         if let LevelEvent::Swapped { .. } = m.event {
+///             heard.0.push(m.name.to_string());
+///         }
+///     }
+/// }
+///
+/// let mut app = App::new();
+/// app.add_plugins((TaskPoolPlugin::default(), ScopeStackPlugin::default()))
+///     .insert_level_slots(LevelSlots::<Name>::new("levels", 2, 4096).unwrap())
+///     .init_resource::<Heard>()
+///     .add_systems(Update, listen);
+/// app.world_mut().resource_mut::<LevelSlots<Name>>().stream("moon", |s| s.alloc_str("moon"));
+/// while app.world().resource::<Heard>().0.is_empty() {
+///     app.update();
+/// }
+/// assert_eq!(app.world().resource::<Heard>().0, ["moon"]);
+/// ```
+pub struct LevelMessage<R> {
+    /// The level's name (the one given to `stream`).
+    pub name: Arc<str>,
+    /// What happened to it.
+    pub event: LevelEvent,
+    _root: PhantomData<fn() -> R>,
+}
+
+impl<R> LevelMessage<R> {
+    /// A message about level `name` (to write one yourself, in a test for example).
+    ///
+    /// ```
+    /// use scope_stack::slot_root;
+    /// use scope_stack_bevy::{LevelEvent, LevelMessage};
+    /// slot_root!(struct Unit = for<'s> ());
+    /// let m = LevelMessage::<Unit>::new("castle".into(), LevelEvent::Ready);
+    /// assert_eq!((&*m.name, &m.event), ("castle", &LevelEvent::Ready));
+    /// ```
+    pub fn new(name: Arc<str>, event: LevelEvent) -> Self {
+        LevelMessage {
+            name,
+            event,
+            _root: PhantomData,
+        }
+    }
+}
+
+impl<R: 'static> Message for LevelMessage<R> {}
+
+impl<R> Clone for LevelMessage<R> {
+    fn clone(&self) -> Self {
+        LevelMessage::new(self.name.clone(), self.event.clone())
+    }
+}
+
+impl<R> std::fmt::Debug for LevelMessage<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LevelMessage")
+            .field("name", &self.name)
+            .field("event", &self.event)
+            .finish()
+    }
+}
+
+impl<R> PartialEq for LevelMessage<R> {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name && self.event == other.event
+    }
+}
+
+impl<R> Eq for LevelMessage<R> {}
+
+/// What a [`LevelMessage`] says happened.
+///
+/// ```
+/// use scope_stack_bevy::LevelEvent;
+/// let failed = LevelEvent::Failed { error: "expected `,`".into() };
+/// assert!(matches!(failed, LevelEvent::Failed { ref error } if error.contains("expected")));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LevelEvent {
+    /// The build finished and the level is loaded in its slot.
+    Ready,
+    /// The level became the current one; `replaced` names the level it replaced (which
+    /// has unloaded), if one was playing.
+    Swapped {
+        /// The level that played before, now unloaded.
+        replaced: Option<Arc<str>>,
+    },
+    /// The build failed (bad input, a slot too small, every slot held); the playing
+    /// level, if any, stays. The same text is in [`LevelSlots::last_error`].
+    Failed {
+        /// Why, as the error's text (for a file, the deserializer's error with the
+        /// slot's beside it: [`LoadError`](scope_stack::serde::LoadError)'s `Display`).
+        error: Arc<str>,
+    },
+}
 
 /// Level slots as a resource: levels stream in on the [`AsyncComputeTaskPool`] while
 /// the current one plays, and swap in during [`PreUpdate`](bevy_app::PreUpdate) (with
@@ -53,9 +254,12 @@ where
 {
     slots: &'static Slots,
     current: Option<Loaded<'static, R, Shared>>,
+    /// The current level's name, shared with the messages about it.
+    current_name: Option<Arc<str>>,
     pending: Option<Task<Built<R>>>,
     swaps: u64,
-    last_error: Option<String>,
+    failures: u64,
+    last_error: Option<Arc<str>>,
 }
 
 impl<R> LevelSlots<R>
@@ -79,8 +283,10 @@ where
         Ok(LevelSlots {
             slots: Slots::leak(name, count, bytes_each)?,
             current: None,
+            current_name: None,
             pending: None,
             swaps: 0,
+            failures: 0,
             last_error: None,
         })
     }
@@ -111,12 +317,13 @@ where
         name: impl Into<String>,
         build: impl for<'x> FnOnce(&'x ConcurrentScope<'x>) -> R::Of<'x> + Send + 'static,
     ) {
-        let name = name.into();
+        let name: Arc<str> = name.into().into();
         let slots = self.slots;
         self.pending = Some(AsyncComputeTaskPool::get().spawn(async move {
-            slots
+            let built = slots
                 .load_concurrent::<R>(&name, build)
-                .map_err(|e| e.to_string())
+                .map_err(|e| e.to_string().into());
+            (name, built)
         }));
     }
 
@@ -149,12 +356,12 @@ where
             + Send
             + 'static,
     ) {
-        let name = name.into();
+        let name: Arc<str> = name.into().into();
         let slots = self.slots;
-        self.pending = Some(
-            AsyncComputeTaskPool::get()
-                .spawn(async move { read(slots, &name).map_err(|e| e.to_string()) }),
-        );
+        self.pending = Some(AsyncComputeTaskPool::get().spawn(async move {
+            let built = read(slots, &name).map_err(|e| e.to_string().into());
+            (name, built)
+        }));
     }
 
     /// Swaps in a finished build, if any: the new level becomes current and the old one
@@ -169,20 +376,34 @@ where
     /// assert!(!levels.swap()); // nothing pending
     /// ```
     pub fn swap(&mut self) -> bool {
+        self.swap_and_tell(|_| {})
+    }
+
+    /// [`swap`](Self::swap), handing what happened to `tell` (ready then swapped, or
+    /// failed). Sharing the name and error text allocates nothing.
+    fn swap_and_tell(&mut self, mut tell: impl FnMut(LevelMessage<R>)) -> bool {
         let Some(task) = self.pending.as_mut() else {
             return false;
         };
-        let Some(built) = check_ready(task) else {
+        let Some((name, built)) = check_ready(task) else {
             return false;
         };
         self.pending = None;
         match built {
             Ok(level) => {
+                tell(LevelMessage::new(name.clone(), LevelEvent::Ready));
+                // The replaced level unloads here, before the message that says so.
                 self.current = Some(level);
+                let replaced = self.current_name.replace(name.clone());
                 self.swaps += 1;
                 self.last_error = None;
+                tell(LevelMessage::new(name, LevelEvent::Swapped { replaced }));
             }
-            Err(e) => self.last_error = Some(e),
+            Err(error) => {
+                self.failures += 1;
+                self.last_error = Some(error.clone());
+                tell(LevelMessage::new(name, LevelEvent::Failed { error }));
+            }
         }
         true
     }
@@ -254,6 +475,7 @@ where
     /// ```
     pub fn unload(&mut self) {
         self.current = None;
+        self.current_name = None;
     }
 
     /// Whether a build is pending.
@@ -276,6 +498,17 @@ where
     /// ```
     pub fn swaps(&self) -> u64 {
         self.swaps
+    }
+
+    /// How many builds have failed.
+    ///
+    /// ```
+    /// # use scope_stack::slot_root;
+    /// # slot_root!(struct Unit = for<'s> ());
+    /// assert_eq!(scope_stack_bevy::LevelSlots::<Unit>::new("levels", 2, 4096).unwrap().failures(), 0);
+    /// ```
+    pub fn failures(&self) -> u64 {
+        self.failures
     }
 
     /// Why the last finished build failed, until a build succeeds.
@@ -436,9 +669,10 @@ where
     }
 }
 
-/// Swaps in a finished level of `levels` (see [`LevelSlots::swap`]); the
+/// Swaps in a finished level of `levels` (see [`LevelSlots::swap`]) and writes its
+/// [`LevelMessage`]s, when the app has registered them (`app.add_message`; the
 /// [`ScopeStackAppExt::insert_level_slots`](crate::ScopeStackAppExt::insert_level_slots)
-/// call schedules it in [`PreUpdate`](bevy_app::PreUpdate).
+/// call does, and schedules this system in [`PreUpdate`](bevy_app::PreUpdate)).
 ///
 /// ```
 /// use bevy_app::{App, PreUpdate};
@@ -452,14 +686,32 @@ where
 /// app.update();
 /// assert_eq!(app.world().resource::<LevelSlots<Unit>>().swaps(), 0);
 /// ```
-pub fn swap_levels<R>(mut levels: ResMut<LevelSlots<R>>)
-where
+pub fn swap_levels<R>(
+    mut levels: ResMut<LevelSlots<R>>,
+    mut messages: Option<ResMut<Messages<LevelMessage<R>>>>,
+) where
     R: SlotRoot,
     R::Of<'static>: Send + Sync,
 {
-    // Checked through `bypass_change_detection`, so the resource shows as changed
-    // only on the frame a build finishes.
-    if levels.bypass_change_detection().swap() {
+    // Checked through `bypass_change_detection`, so the resource (and the messages)
+    // show as changed only on the frame a build finishes.
+    let swapped = levels.bypass_change_detection().swap_and_tell(|m| {
+        if let Some(messages) = messages.as_mut() {
+            messages.write(m);
+        }
+    });
+    if swapped {
         levels.set_changed();
     }
+}
+
+/// Sizes both message buffers of `messages` for a swap's two messages, so the first
+/// swaps allocate nothing, and leaves them empty (readers see none of these).
+pub(crate) fn warm_level_messages<R: 'static>(messages: &mut Messages<LevelMessage<R>>) {
+    let name: Arc<str> = Arc::from("");
+    for _ in 0..2 {
+        messages.write_batch((0..4).map(|_| LevelMessage::new(name.clone(), LevelEvent::Ready)));
+        messages.update();
+    }
+    messages.update();
 }

@@ -9,7 +9,8 @@
 //!   each frame gets a fresh slot, and the oldest frame unloads.
 //! - [`LevelSlots`] streams levels: each is built on the
 //!   [`AsyncComputeTaskPool`](bevy_tasks::AsyncComputeTaskPool) and swapped in during
-//!   [`PreUpdate`](bevy_app::PreUpdate) once ready.
+//!   [`PreUpdate`](bevy_app::PreUpdate) once ready; each arrival or failure is a
+//!   [`LevelMessage`].
 //! - [`MemoryMaps`] and [`MemoryMapRequest`] print or save the memory map from a system.
 //!
 //! ```
@@ -41,7 +42,7 @@ mod scratch;
 pub use frames::{rotate_frames, FrameArena};
 #[cfg(feature = "serde")]
 pub use levels::LevelReader;
-pub use levels::{swap_levels, LevelSlots};
+pub use levels::{swap_levels, LevelEvent, LevelMessage, LevelSlots};
 pub use map::{print_memory_map, MemoryMapRequest, MemoryMaps};
 pub use plugin::{warm_task_pools, ScopeStackAppExt, ScopeStackPlugin, ScopeStackSystems};
 pub use scratch::{Scratch, ScratchArenas, ScratchStats};

@@ -22,7 +22,7 @@ use bevy_tasks::{AsyncComputeTaskPool, ComputeTaskPool, IoTaskPool, TaskPool};
 use scope_stack::SlotRoot;
 
 use crate::frames::{rotate_frames, FrameArena};
-use crate::levels::{swap_levels, LevelSlots};
+use crate::levels::{swap_levels, warm_level_messages, LevelMessage, LevelSlots};
 use crate::map::{serve_memory_map_requests, MemoryMapRequest, MemoryMaps};
 use crate::scratch::{update_scratch_stats, ScratchArenas, ScratchStats};
 
@@ -269,7 +269,8 @@ pub trait ScopeStackAppExt {
         R::Of<'static>: Send + Sync;
 
     /// Inserts `levels` as a resource, swaps finished levels in during [`PreUpdate`]
-    /// ([`ScopeStackSystems::SwapLevels`]), and lists its map in [`MemoryMaps`].
+    /// ([`ScopeStackSystems::SwapLevels`]), registers their [`LevelMessage`]s (with
+    /// buffers sized so a swap allocates nothing), and lists its map in [`MemoryMaps`].
     fn insert_level_slots<R>(&mut self, levels: LevelSlots<R>) -> &mut Self
     where
         R: SlotRoot,
@@ -299,6 +300,12 @@ impl ScopeStackAppExt for App {
         if let Some(mut maps) = self.world_mut().get_resource_mut::<MemoryMaps>() {
             maps.add_slots(levels.slots());
         }
+        self.add_message::<LevelMessage<R>>();
+        warm_level_messages(
+            &mut self
+                .world_mut()
+                .resource_mut::<bevy_ecs::message::Messages<LevelMessage<R>>>(),
+        );
         self.insert_resource(levels).add_systems(
             PreUpdate,
             swap_levels::<R>.in_set(ScopeStackSystems::SwapLevels),
