@@ -394,3 +394,102 @@ fn the_async_forms_wait_for_a_slot_and_return_errors() {
     drop(held);
     assert_eq!(slots.loaded(), 0);
 }
+
+#[test]
+fn the_waiting_forms_with_a_build_step_wait_build_and_free_on_errors() {
+    let slots = Slots::leak("levels", 1, 32 << 10).unwrap();
+    let json = || serde_json::Deserializer::from_str(LEVEL);
+    let playing = slots
+        .load_from_with::<LevelRoot, _, _>("playing", &mut json(), |l, s| index(l, s))
+        .unwrap();
+    // Every form waits for the one slot, then reads and builds in it.
+    std::thread::scope(|t| {
+        let loader = t.spawn(|| {
+            let plain = slots
+                .load_wait_from_with::<LevelRoot, _, _>("plain", &mut json(), |l, s| index(l, s))
+                .unwrap();
+            let a = plain.with(|l| hp(l, "bear"));
+            drop(plain);
+            let shared = slots
+                .load_concurrent_wait_from_with::<LevelRoot, _, _>("shared", &mut json(), |l, s| {
+                    index(l, s.local())
+                })
+                .unwrap();
+            let b = shared.with(|l| hp(l, "wolf"));
+            drop(shared);
+            let task = slots
+                .load_task_wait_from_with::<LevelRoot, _, _>("task", &mut json(), |l, s| {
+                    index(l, s)
+                })
+                .unwrap();
+            (a, b, task.with(|l| hp(l, "fox")))
+        });
+        std::thread::sleep(Duration::from_millis(if cfg!(miri) { 1 } else { 20 }));
+        drop(playing);
+        assert_eq!(loader.join().unwrap(), (Some(80), Some(30), Some(10)));
+    });
+    assert_eq!(slots.loaded(), 0);
+
+    // A step's error, a file's error and a time-out: each frees (or never takes) the slot.
+    let (made0, dropped0) = (made(), dropped());
+    let file = r#"{"crates": [1, 2], "one": 3}"#;
+    let crates = Slots::leak("crates", 1, 8 << 10).unwrap();
+    let err = crates
+        .load_concurrent_wait_from_with::<CratesRoot, _, _>(
+            "crates",
+            &mut serde_json::Deserializer::from_str(file),
+            |_, _| Err("refused"),
+        )
+        .unwrap_err();
+    assert!(matches!(err, BuildError::Build("refused")));
+    assert_eq!((made() - made0, dropped() - dropped0), (3, 3));
+    let err = crates
+        .load_task_wait_from_with::<CratesRoot, _, &str>(
+            "cut",
+            &mut serde_json::Deserializer::from_str(r#"{"crates": [1, 2"#),
+            |_, _| panic!("no step after a bad file"),
+        )
+        .unwrap_err();
+    assert!(err.load_error().unwrap().format_error().is_eof());
+    assert_eq!(made() - made0, dropped() - dropped0);
+    assert_eq!(crates.loaded(), 0);
+
+    let held = crates
+        .load_from::<CratesRoot, _>("held", &mut serde_json::Deserializer::from_str(file))
+        .unwrap();
+    let start = Instant::now();
+    let err = crates
+        .load_wait_timeout_from_with::<CratesRoot, _, &str>(
+            "late",
+            Duration::from_millis(5),
+            &mut serde_json::Deserializer::from_str(file),
+            |_, _| panic!("no step without a slot"),
+        )
+        .unwrap_err();
+    assert!(start.elapsed() >= Duration::from_millis(5));
+    let slot = err.load_error().unwrap().slot_error().unwrap();
+    assert_eq!(slot.kind(), SlotErrorKind::TimedOut);
+    assert!(err.to_string().contains("\"held\""), "{err}");
+    drop(held);
+    assert_eq!(made() - made0, dropped() - dropped0);
+}
+
+#[test]
+fn a_level_too_big_for_its_slot_is_a_load_error_naming_the_set_with_a_build_step() {
+    let slots = Slots::leak("tiny levels", 1, 256).unwrap();
+    let names: Vec<String> = (0..64).map(|i| format!("\"enemy number {i}\"")).collect();
+    let file = format!("[{}]", names.join(","));
+    let err = slots
+        .load_concurrent_wait_from_with::<Names, _, &str>(
+            "big",
+            &mut serde_json::Deserializer::from_str(&file),
+            |_, _| panic!("no step after a file that did not fit"),
+        )
+        .unwrap_err();
+    let slot = err.load_error().unwrap().slot_error().unwrap();
+    assert_eq!(slot.kind(), SlotErrorKind::Alloc);
+    let text = err.to_string();
+    assert!(text.contains("\"tiny levels\" (256 bytes)"), "{text}");
+    assert!(text.contains("too small for \"big\""), "{text}");
+    assert_eq!(slots.loaded(), 0);
+}

@@ -242,6 +242,8 @@ mod ser_pool;
 mod serde_field;
 mod slices;
 #[cfg(feature = "std")]
+mod slot_wait_builds;
+#[cfg(feature = "std")]
 mod slot_waits;
 mod slots;
 mod sorted_map;

@@ -31,6 +31,7 @@
 // set's) as the slot loads in `crate::slots::tasks` do; `async fn` would tie it to all.
 #![allow(clippy::manual_async_fn)]
 
+use core::convert::Infallible;
 use core::future::Future;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
@@ -41,35 +42,45 @@ use serde::de::{Deserializer, Error};
 use crate::error::AllocError;
 use crate::slots::{Loaded, LoadedKind, Shared, SlotError, SlotRoot, Slots, Task};
 
-use super::slots::{Catch, LoadError};
+use super::slots::{BuildError, Catch, LoadError};
 use super::trait_in::DeserializeIn;
 use crate::scope::place::Place;
 
 /// The root a waiting file load builds: the level, or `None` when the file failed.
-struct Attempt<R>(PhantomData<fn() -> R>);
+pub(super) struct Attempt<R>(PhantomData<fn() -> R>);
 
 impl<R: SlotRoot> SlotRoot for Attempt<R> {
     type Of<'s> = Option<R::Of<'s>>;
 }
 
-/// What a waiting file load keeps aside while the slot's build runs.
-struct Trial<E> {
+/// What a waiting file load keeps aside while the slot's build runs: the file's
+/// error and the build step's (`B`; `Infallible` for the loads without a step).
+pub(super) struct Trial<E, B = Infallible> {
     /// Started in the build (so on the thread, and in the poll, that reads the file).
     catch: Option<Catch<E>>,
     /// The allocation error that stopped the file, when the slot ran out of room.
     alloc: Option<AllocError>,
+    /// The build step's error, when the file was read and the step refused it.
+    step: Option<B>,
 }
 
-impl<E: Error> Trial<E> {
-    fn new() -> Self {
+impl<E: Error, B> Trial<E, B> {
+    pub(super) fn new() -> Self {
         Trial {
             catch: None,
             alloc: None,
+            step: None,
         }
     }
 
-    /// Reads the level into the slot's scope `s`: `Some` when the file was read.
-    fn read<'x, 'de, R, P, D>(&mut self, s: P, de: D) -> Option<R::Of<'x>>
+    /// Reads the level into the slot's scope `s`, then runs `build` on it in the same
+    /// scope: `Some` when the file was read and the step agreed.
+    pub(super) fn read_with<'x, 'de, R, P, D>(
+        &mut self,
+        s: P,
+        de: D,
+        build: impl FnOnce(&mut R::Of<'x>, P) -> Result<(), B>,
+    ) -> Option<R::Of<'x>>
     where
         R: SlotRoot,
         R::Of<'x>: DeserializeIn<'x>,
@@ -78,7 +89,14 @@ impl<E: Error> Trial<E> {
     {
         let catch = self.catch.insert(Catch::start());
         match R::Of::deserialize_in(s, de) {
-            Ok(root) => Some(root),
+            Ok(mut root) => match build(&mut root, s) {
+                Ok(()) => Some(root),
+                Err(b) => {
+                    // The level is dropped here; what it placed goes with the slot.
+                    self.step = Some(b);
+                    None
+                }
+            },
             Err(e) => {
                 let alloc = catch.fail(e);
                 self.alloc = Some(alloc);
@@ -87,15 +105,15 @@ impl<E: Error> Trial<E> {
         }
     }
 
-    /// The caller's `Loaded` from the wait form's, or the load's error (a `None` root
-    /// is unloaded first).
-    fn finish<'a, R: SlotRoot, K: LoadedKind>(
+    /// The caller's `Loaded` from the wait form's, or the load's or the step's error
+    /// (a `None` root is unloaded first).
+    pub(super) fn finish_with<'a, R: SlotRoot, K: LoadedKind>(
         self,
         slots: &'a Slots,
         name: &str,
         got: Result<Loaded<'a, Attempt<R>, K>, SlotError>,
         level: impl FnOnce(&mut Loaded<'a, Attempt<R>, K>) -> Option<NonNull<u8>>,
-    ) -> Result<Loaded<'a, R, K>, LoadError<E>> {
+    ) -> Result<Loaded<'a, R, K>, BuildError<E, B>> {
         let slot = match got {
             Ok(mut loaded) => match level(&mut loaded) {
                 Some(at) => {
@@ -107,31 +125,63 @@ impl<E: Error> Trial<E> {
                 None => {
                     // Frees the slot: the `None` root, then everything placed.
                     drop(loaded);
-                    // `read` kept the allocation error (or the placeholder).
+                    if let Some(b) = self.step {
+                        return Err(BuildError::Build(b));
+                    }
+                    // `read_with` kept the allocation error (or the placeholder).
                     let alloc = self.alloc.unwrap_or_else(super::slots::failed);
                     SlotError::alloc(slots, name, alloc)
                 }
             },
-            // The file failed and then the `None` did not fit either: the file's
-            // allocation error is the one to report.
-            Err(e) => match self.alloc {
-                Some(alloc) => SlotError::alloc(slots, name, alloc),
-                None => e,
+            // The file or the step failed and then the `None` did not fit either: the
+            // step's error, or the file's allocation error, is the one to report.
+            Err(e) => match (self.step, self.alloc) {
+                (Some(b), _) => return Err(BuildError::Build(b)),
+                (None, Some(alloc)) => SlotError::alloc(slots, name, alloc),
+                (None, None) => e,
             },
         };
         // No build ran (no slot in time, or the root did not fit): a fresh catch.
         let catch = self.catch.unwrap_or_else(Catch::start);
-        Err(catch.finish(slot))
+        Err(BuildError::Load(catch.finish(slot)))
+    }
+}
+
+impl<E: Error> Trial<E> {
+    /// Reads the level into the slot's scope `s`: `Some` when the file was read.
+    fn read<'x, 'de, R, P, D>(&mut self, s: P, de: D) -> Option<R::Of<'x>>
+    where
+        R: SlotRoot,
+        R::Of<'x>: DeserializeIn<'x>,
+        P: Place<'x> + Copy,
+        D: Deserializer<'de, Error = E>,
+    {
+        self.read_with::<R, P, D>(s, de, |_, _| Ok(()))
+    }
+
+    /// [`finish_with`](Self::finish_with) for a load with no build step.
+    fn finish<'a, R: SlotRoot, K: LoadedKind>(
+        self,
+        slots: &'a Slots,
+        name: &str,
+        got: Result<Loaded<'a, Attempt<R>, K>, SlotError>,
+        level: impl FnOnce(&mut Loaded<'a, Attempt<R>, K>) -> Option<NonNull<u8>>,
+    ) -> Result<Loaded<'a, R, K>, LoadError<E>> {
+        self.finish_with(slots, name, got, level)
+            .map_err(|e| match e {
+                BuildError::Load(e) => e,
+                BuildError::Build(never) => match never {},
+            })
     }
 }
 
 /// The `Some` payload of a root, as the pointer its `Loaded` keeps (taken from `&mut`).
-fn payload<T>(root: &mut Option<T>) -> Option<NonNull<u8>> {
+pub(super) fn payload<T>(root: &mut Option<T>) -> Option<NonNull<u8>> {
     root.as_mut().map(|level| NonNull::from(level).cast::<u8>())
 }
 
 /// Pins a closure to the higher-ranked signature a plain wait form takes.
-fn read_plain<R: SlotRoot, F>(f: F) -> F
+pub(super) fn read_plain<R: SlotRoot, F>(f: F) -> F
 where
     F: for<'x> FnOnce(&'x crate::ScopeStack<'x>) -> Option<R::Of<'x>>,
 {
@@ -139,7 +189,7 @@ where
 }
 
 /// Pins a closure to the higher-ranked signature a concurrent wait form takes.
-fn read_shared<R: SlotRoot, F>(f: F) -> F
+pub(super) fn read_shared<R: SlotRoot, F>(f: F) -> F
 where
     F: for<'x> FnOnce(&'x crate::ConcurrentScope<'x>) -> Option<R::Of<'x>>,
 {
@@ -147,7 +197,7 @@ where
 }
 
 /// Pins a closure to the higher-ranked signature a task wait form takes.
-fn read_task<R: SlotRoot, F>(f: F) -> F
+pub(super) fn read_task<R: SlotRoot, F>(f: F) -> F
 where
     F: for<'x> FnOnce(crate::TaskScope<'x>) -> Option<R::Of<'x>>,
 {
@@ -199,7 +249,7 @@ where
 
 /// A wait with no deadline: a timeout too long to represent never runs out, so the
 /// timed form waits for ever and still returns a root that did not fit as an error.
-const FOREVER: Duration = Duration::MAX;
+pub(super) const FOREVER: Duration = Duration::MAX;
 
 impl Slots {
     /// [`load_from`](Self::load_from) that sleeps while every slot is held, until
