@@ -12,6 +12,8 @@ use std::fmt::Write as _;
 use bevy_ecs::prelude::*;
 use scope_stack::{AllocError, ConcurrentScope, Loaded, MapHandle, Shared, SlotRoot, Slots};
 
+use crate::stats::{FrameArenaStats, FrameStats};
+
 /// Builds a frame's root in its fresh slot.
 type Build<R> = for<'x> fn(&'x ConcurrentScope<'x>) -> <R as SlotRoot>::Of<'x>;
 
@@ -73,6 +75,9 @@ where
     ring: VecDeque<Loaded<'static, R, Shared>>,
     /// Frames loaded so far (the current frame's number).
     frame: u64,
+    /// Bytes the last finished frame used, and the most any did.
+    last_frame_bytes: usize,
+    high_water: usize,
 }
 
 impl<R> FrameArena<R>
@@ -111,6 +116,8 @@ where
             build,
             ring,
             frame: 0,
+            last_frame_bytes: 0,
+            high_water: 0,
         })
     }
 
@@ -131,6 +138,9 @@ where
     /// assert_eq!((arena.frame(), arena.frames_held(), arena.slots().loaded()), (5, 2, 2));
     /// ```
     pub fn rotate(&mut self) {
+        // The finished frame's figure: one relaxed load.
+        self.last_frame_bytes = self.current().used();
+        self.high_water = self.high_water.max(self.last_frame_bytes);
         if self.ring.len() == self.slots.count() {
             self.ring.pop_front();
         }
@@ -149,6 +159,25 @@ where
     /// ```
     pub fn frame(&self) -> u64 {
         self.frame
+    }
+
+    /// What the arena used, as of its last rotation (see [`FrameStats`]).
+    ///
+    /// ```
+    /// # use scope_stack::slot_root;
+    /// # slot_root!(struct Unit = for<'s> ());
+    /// let mut arena = scope_stack_bevy::FrameArena::<Unit>::new("frames", 2, 4096, |_| ()).unwrap();
+    /// arena.rotate();
+    /// assert_eq!((arena.stats().frames, arena.stats().frames_held), (1, 2));
+    /// ```
+    pub fn stats(&self) -> FrameStats {
+        FrameStats {
+            frames: self.frame,
+            last_frame_bytes: self.last_frame_bytes,
+            high_water: self.high_water,
+            bytes_each: self.slots.bytes_each(),
+            frames_held: self.ring.len(),
+        }
     }
 
     /// How many frames are loaded now (the current one and those before it).
@@ -317,9 +346,10 @@ impl std::fmt::Write for NameBuf {
     }
 }
 
-/// Rotates every frame of `arena` (see [`FrameArena::rotate`]); the
+/// Rotates every frame of `arena` (see [`FrameArena::rotate`]) and updates its
+/// [`FrameArenaStats`] when the app has one; the
 /// [`ScopeStackAppExt::insert_frame_arena`](crate::ScopeStackAppExt::insert_frame_arena)
-/// call schedules it in [`First`](bevy_app::First).
+/// call inserts that and schedules this system in [`First`](bevy_app::First).
 ///
 /// ```
 /// use bevy_app::{App, First};
@@ -333,10 +363,13 @@ impl std::fmt::Write for NameBuf {
 /// app.update();
 /// assert_eq!(app.world().resource::<FrameArena<Unit>>().frame(), 1);
 /// ```
-pub fn rotate_frames<R>(mut arena: ResMut<FrameArena<R>>)
+pub fn rotate_frames<R>(mut arena: ResMut<FrameArena<R>>, stats: Option<ResMut<FrameArenaStats<R>>>)
 where
     R: SlotRoot,
     R::Of<'static>: Send + Sync,
 {
     arena.rotate();
+    if let Some(mut stats) = stats {
+        FrameArenaStats::set_if_neq(&mut stats, arena.stats());
+    }
 }

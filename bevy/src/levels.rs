@@ -97,6 +97,8 @@ use bevy_ecs::prelude::*;
 use bevy_tasks::{futures::check_ready, AsyncComputeTaskPool, Task};
 use scope_stack::{AllocError, ConcurrentScope, Loaded, MapHandle, Shared, SlotRoot, Slots};
 
+use crate::stats::{LevelSlotsStats, LevelStats};
+
 /// What a build task gives back: the level's name, and the level or the text of why it
 /// failed.
 type Built<R> = (Arc<str>, Result<Loaded<'static, R, Shared>, Arc<str>>);
@@ -259,6 +261,8 @@ where
     pending: Option<Task<Built<R>>>,
     swaps: u64,
     failures: u64,
+    /// The most bytes any level used (as last seen by `stats_now`).
+    high_water: usize,
     last_error: Option<Arc<str>>,
 }
 
@@ -287,6 +291,7 @@ where
             pending: None,
             swaps: 0,
             failures: 0,
+            high_water: 0,
             last_error: None,
         })
     }
@@ -500,6 +505,35 @@ where
         self.swaps
     }
 
+    /// What the set has loaded (see [`LevelStats`]); the high-water mark is the most
+    /// bytes any level used as of the last call of this or of [`swap_levels`].
+    ///
+    /// ```
+    /// use bevy_tasks::{AsyncComputeTaskPool, TaskPool};
+    /// use scope_stack::slot_root;
+    /// slot_root!(struct Bytes = for<'s> &'s [u8]);
+    ///
+    /// AsyncComputeTaskPool::get_or_init(TaskPool::new);
+    /// let mut levels = scope_stack_bevy::LevelSlots::<Bytes>::new("levels", 2, 4096).unwrap();
+    /// levels.stream("small", |s| &*s.alloc_slice_copy(&[1u8; 1000]));
+    /// while !levels.swap() {}
+    /// let stats = levels.stats();
+    /// assert_eq!((stats.loads, stats.failures, stats.loading), (1, 0, false));
+    /// assert!(stats.current_bytes >= 1000 && stats.high_water >= stats.current_bytes);
+    /// ```
+    pub fn stats(&mut self) -> LevelStats {
+        let current_bytes = self.current.as_ref().map_or(0, |level| level.used());
+        self.high_water = self.high_water.max(current_bytes);
+        LevelStats {
+            loads: self.swaps,
+            failures: self.failures,
+            current_bytes,
+            high_water: self.high_water,
+            bytes_each: self.slots.bytes_each(),
+            loading: self.pending.is_some(),
+        }
+    }
+
     /// How many builds have failed.
     ///
     /// ```
@@ -669,10 +703,11 @@ where
     }
 }
 
-/// Swaps in a finished level of `levels` (see [`LevelSlots::swap`]) and writes its
-/// [`LevelMessage`]s, when the app has registered them (`app.add_message`; the
+/// Swaps in a finished level of `levels` (see [`LevelSlots::swap`]), writes its
+/// [`LevelMessage`]s when the app has registered them (`app.add_message`), and updates
+/// its [`LevelSlotsStats`] when the app has them. The
 /// [`ScopeStackAppExt::insert_level_slots`](crate::ScopeStackAppExt::insert_level_slots)
-/// call does, and schedules this system in [`PreUpdate`](bevy_app::PreUpdate)).
+/// call registers both and schedules this system in [`PreUpdate`](bevy_app::PreUpdate).
 ///
 /// ```
 /// use bevy_app::{App, PreUpdate};
@@ -689,6 +724,7 @@ where
 pub fn swap_levels<R>(
     mut levels: ResMut<LevelSlots<R>>,
     mut messages: Option<ResMut<Messages<LevelMessage<R>>>>,
+    stats: Option<ResMut<LevelSlotsStats<R>>>,
 ) where
     R: SlotRoot,
     R::Of<'static>: Send + Sync,
@@ -702,6 +738,11 @@ pub fn swap_levels<R>(
     });
     if swapped {
         levels.set_changed();
+    }
+    if let Some(mut stats) = stats {
+        // A few loads and compares; written only when a figure changed.
+        let now = levels.bypass_change_detection().stats();
+        LevelSlotsStats::set_if_neq(&mut stats, now);
     }
 }
 

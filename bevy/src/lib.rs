@@ -12,6 +12,9 @@
 //!   [`PreUpdate`](bevy_app::PreUpdate) once ready; each arrival or failure is a
 //!   [`LevelMessage`].
 //! - [`MemoryMaps`] and [`MemoryMapRequest`] print or save the memory map from a system.
+//! - [`ScratchStats`], [`FrameArenaStats`] and [`LevelSlotsStats`] hold the figures to
+//!   size scratch pads and slots from; with the `diagnostic` feature they are also
+//!   `bevy_diagnostic` diagnostics (see [`diagnostic_path`]).
 //!
 //! ```
 //! use bevy_app::{App, TaskPoolPlugin, Update};
@@ -33,12 +36,17 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+#[cfg(feature = "diagnostic")]
+mod diagnostic;
 mod frames;
 mod levels;
 mod map;
 mod plugin;
 mod scratch;
+mod stats;
 
+#[cfg(feature = "diagnostic")]
+pub use diagnostic::diagnostic_path;
 pub use frames::{rotate_frames, FrameArena};
 #[cfg(feature = "serde")]
 pub use levels::LevelReader;
@@ -46,6 +54,7 @@ pub use levels::{swap_levels, LevelEvent, LevelMessage, LevelSlots};
 pub use map::{print_memory_map, MemoryMapRequest, MemoryMaps};
 pub use plugin::{warm_task_pools, ScopeStackAppExt, ScopeStackPlugin, ScopeStackSystems};
 pub use scratch::{Scratch, ScratchArenas, ScratchStats};
+pub use stats::{FrameArenaStats, FrameStats, LevelSlotsStats, LevelStats};
 
 /// The README's examples, run as doctests.
 #[cfg(doctest)]

@@ -25,6 +25,7 @@ use crate::frames::{rotate_frames, FrameArena};
 use crate::levels::{swap_levels, warm_level_messages, LevelMessage, LevelSlots};
 use crate::map::{serve_memory_map_requests, MemoryMapRequest, MemoryMaps};
 use crate::scratch::{update_scratch_stats, ScratchArenas, ScratchStats};
+use crate::stats::{FrameArenaStats, LevelSlotsStats};
 
 /// Scratch for every thread of Bevy's task pools, warmed at start-up, and the
 /// [`ScratchStats`] resource kept up to date each frame.
@@ -141,6 +142,8 @@ impl Plugin for ScopeStackPlugin {
                     serve_memory_map_requests.in_set(ScopeStackSystems::MemoryMap),
                 ),
             );
+        #[cfg(feature = "diagnostic")]
+        crate::diagnostic::register_scratch(app);
         self.warm(app);
     }
 
@@ -261,8 +264,9 @@ impl Gate {
 /// assert_eq!(app.world().resource::<FrameArena<Draws>>().frame(), 1);
 /// ```
 pub trait ScopeStackAppExt {
-    /// Inserts `arena` as a resource, rotates it in [`First`]
-    /// ([`ScopeStackSystems::RotateFrames`]), and lists its map in [`MemoryMaps`].
+    /// Inserts `arena` as a resource with its [`FrameArenaStats`], rotates it in
+    /// [`First`] ([`ScopeStackSystems::RotateFrames`]), and lists its map in
+    /// [`MemoryMaps`].
     fn insert_frame_arena<R>(&mut self, arena: FrameArena<R>) -> &mut Self
     where
         R: SlotRoot,
@@ -270,7 +274,8 @@ pub trait ScopeStackAppExt {
 
     /// Inserts `levels` as a resource, swaps finished levels in during [`PreUpdate`]
     /// ([`ScopeStackSystems::SwapLevels`]), registers their [`LevelMessage`]s (with
-    /// buffers sized so a swap allocates nothing), and lists its map in [`MemoryMaps`].
+    /// buffers sized so a swap allocates nothing), inserts its [`LevelSlotsStats`], and
+    /// lists its map in [`MemoryMaps`].
     fn insert_level_slots<R>(&mut self, levels: LevelSlots<R>) -> &mut Self
     where
         R: SlotRoot,
@@ -286,13 +291,17 @@ impl ScopeStackAppExt for App {
         if let Some(mut maps) = self.world_mut().get_resource_mut::<MemoryMaps>() {
             maps.add_slots(arena.slots());
         }
+        let stats = FrameArenaStats::<R>::new(arena.stats());
+        self.insert_resource(stats);
+        #[cfg(feature = "diagnostic")]
+        crate::diagnostic::register_frames::<R>(self, arena.slots().name());
         self.insert_resource(arena).add_systems(
             First,
             rotate_frames::<R>.in_set(ScopeStackSystems::RotateFrames),
         )
     }
 
-    fn insert_level_slots<R>(&mut self, levels: LevelSlots<R>) -> &mut Self
+    fn insert_level_slots<R>(&mut self, mut levels: LevelSlots<R>) -> &mut Self
     where
         R: SlotRoot,
         R::Of<'static>: Send + Sync,
@@ -300,7 +309,10 @@ impl ScopeStackAppExt for App {
         if let Some(mut maps) = self.world_mut().get_resource_mut::<MemoryMaps>() {
             maps.add_slots(levels.slots());
         }
-        self.add_message::<LevelMessage<R>>();
+        #[cfg(feature = "diagnostic")]
+        crate::diagnostic::register_levels::<R>(self, levels.slots().name());
+        let stats = LevelSlotsStats::<R>::new(levels.stats());
+        self.insert_resource(stats).add_message::<LevelMessage<R>>();
         warm_level_messages(
             &mut self
                 .world_mut()
