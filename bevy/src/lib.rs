@@ -1,8 +1,10 @@
 //! Bevy glue for [`scope_stack`]: a deterministic memory map inside a Bevy app.
 //!
 //! - [`ScopeStackPlugin`] warms every thread of Bevy's task pools (Compute, AsyncCompute,
-//!   IO) and the main thread, so no thread reserves scratch memory mid-game, and keeps
-//!   [`ScratchStats`] up to date each frame.
+//!   IO) and the main thread as its settings say (scratch pads by default; the core's
+//!   thread-local scratch and serde staging on request), so no thread reserves scratch
+//!   memory mid-game, and keeps [`ScratchStats`] (every byte it reserved) up to date
+//!   each frame.
 //! - [`Scratch`] is a read-only system parameter: per-thread scratch scopes that unwind
 //!   when the closure returns. Systems that use it still run in parallel.
 //! - [`FrameArena`] is a ring of frame slots, rotated in [`First`](bevy_app::First):
@@ -53,7 +55,7 @@ pub use levels::LevelReader;
 pub use levels::{swap_levels, LevelEvent, LevelMessage, LevelSlots};
 pub use map::{print_memory_map, MemoryMapRequest, MemoryMaps};
 pub use plugin::{warm_task_pools, ScopeStackAppExt, ScopeStackPlugin, ScopeStackSystems};
-pub use scratch::{Scratch, ScratchArenas, ScratchStats};
+pub use scratch::{PoolWarmed, PoolsWarmed, Scratch, ScratchArenas, ScratchStats};
 pub use stats::{FrameArenaStats, FrameStats, LevelSlotsStats, LevelStats};
 
 /// The README's examples, run as doctests.

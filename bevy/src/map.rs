@@ -82,12 +82,16 @@ impl MemoryMaps {
         }
         let _ = writeln!(
             out,
-            "scratch pads: {} threads ({} warmed), {} bytes each, {} reserved; \
+            "scratch pads: {} threads ({} warmed), {} bytes each, {} reserved \
+             ({} in pads, {} thread-local scratch, {} serde staging); \
              last frame's high-water {} (largest thread), {} (sum over threads); peak {}",
             scratch.threads,
             scratch.warmed_threads,
             scratch.capacity_each,
             scratch.bytes_reserved,
+            scratch.pad_bytes,
+            scratch.thread_scratch_bytes,
+            scratch.staging_bytes,
             scratch.frame_high_water,
             scratch.frame_high_water_total,
             scratch.peak,

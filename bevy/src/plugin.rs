@@ -8,8 +8,10 @@
 //! distinct threads, and each warms its thread (the pads of [`ScratchArenas`] and the
 //! thread-local [`scope_stack::scratch()`] arenas). The gate gives up after a timeout, so a
 //! pool whose threads are busy with long tasks cannot hang the start-up; the count of
-//! threads reached is in [`ScratchStats::warmed_threads`]. Warm-ups in one process
-//! (several apps, as in tests) take turns, since the pools are global.
+//! threads reached is in [`ScratchStats::warmed_threads`], and what each pool's threads
+//! reserved in [`ScratchStats::warmed`]. Warm-ups in one process (several apps, as in
+//! tests) take turns, since the pools are global. What is warmed is the plugin's
+//! settings: see [`ScopeStackPlugin`].
 
 use std::collections::HashSet;
 use std::sync::{Condvar, Mutex, PoisonError};
@@ -24,16 +26,32 @@ use scope_stack::SlotRoot;
 use crate::frames::{rotate_frames, FrameArena};
 use crate::levels::{swap_levels, warm_level_messages, LevelMessage, LevelSlots};
 use crate::map::{serve_memory_map_requests, MemoryMapRequest, MemoryMaps};
-use crate::scratch::{update_scratch_stats, ScratchArenas, ScratchStats};
+use crate::scratch::{update_scratch_stats, PoolWarmed, PoolsWarmed, ScratchArenas, ScratchStats};
 use crate::stats::{FrameArenaStats, LevelSlotsStats};
 
-/// Scratch for every thread of Bevy's task pools, warmed at start-up, and the
-/// [`ScratchStats`] resource kept up to date each frame.
+/// Scratch for every thread of Bevy's task pools, warmed at start-up as its settings
+/// say, and the [`ScratchStats`] resource kept up to date each frame.
 ///
 /// Add it after `TaskPoolPlugin` (as `MinimalPlugins` and `DefaultPlugins` do): it
 /// warms the pools in `build` when they exist already, and otherwise in `finish`
 /// (which `App::run` calls; a test that drives `app.update()` itself calls
 /// `app.finish()` first).
+///
+/// # What it reserves, by default and on request
+///
+/// | setting | default | reserves at start-up |
+/// | --- | --- | --- |
+/// | [`warm_pads`](Self::warm_pads) | `true` | a [`ScratchArenas`] pad of [`scratch_capacity`](Self::scratch_capacity) (1 MiB) on the main thread and every task-pool thread |
+/// | [`thread_scratch`](Self::thread_scratch) | `None` | with `Some(bytes)`: the core's two thread-local [`scope_stack::scratch()`] arenas of `bytes` each, on the same threads |
+/// | [`warm_serde_staging`](Self::warm_serde_staging) | `false` | with `true` (feature `serde`): the core's first serde staging block (1 MiB) on each `AsyncComputeTaskPool` thread, where [`LevelSlots`] builds levels |
+///
+/// So by default the plugin reserves `threads × scratch_capacity` and nothing else,
+/// where `threads` is the main thread plus every task-pool thread (Bevy's default
+/// pools have about one thread per core; the counts are in [`ScratchStats::warmed`]). What is not warmed is reserved on a
+/// thread's first use instead (mid-game, once): set `thread_scratch` if systems call
+/// `scope_stack::scratch()`, and `warm_serde_staging` if levels are built from files
+/// and the first load must not reserve. [`ScratchStats`] counts every byte the plugin
+/// reserved, per pool and in all. [`lean`](Self::lean) warms nothing.
 ///
 /// ```
 /// use bevy_app::{App, TaskPoolPlugin};
@@ -46,25 +64,46 @@ use crate::stats::{FrameArenaStats, LevelSlotsStats};
 /// let stats = app.world().resource::<ScratchStats>();
 /// assert!(stats.warmed_threads >= 2); // the main thread and at least one pool thread
 /// assert_eq!(stats.capacity_each, 64 << 10);
+/// assert_eq!(stats.bytes_reserved, stats.pad_bytes); // no thread-local scratch, no staging
 /// ```
 #[derive(Clone, Debug)]
 pub struct ScopeStackPlugin {
     /// Bytes in each thread's scratch pad ([`ScratchArenas`]).
     pub scratch_capacity: usize,
+    /// Whether to reserve each task-pool thread's pad (and the main thread's) at
+    /// start-up; otherwise a pad is reserved on its thread's first [`Scratch`] use.
+    ///
+    /// [`Scratch`]: crate::Scratch
+    pub warm_pads: bool,
+    /// With `Some(bytes)`, gives each task-pool thread (and the main thread) the core's
+    /// thread-local [`scope_stack::scratch()`] arenas at start-up, two of `bytes` each;
+    /// with `None`, a thread reserves them (two of the core's default, 1 MiB) on its
+    /// first `scope_stack::scratch()` call.
+    pub thread_scratch: Option<usize>,
+    /// Whether to reserve the core's first serde staging block (1 MiB) on each
+    /// `AsyncComputeTaskPool` thread at start-up (feature `serde`; without it, ignored),
+    /// so the first level built from a file there reserves nothing. A level whose
+    /// sequences outgrow the block still reserves a larger one on its first load.
+    pub warm_serde_staging: bool,
     /// How long the warm-up of one pool waits for all its threads to take a task.
     pub warm_timeout: Duration,
 }
 
 impl Default for ScopeStackPlugin {
-    /// 1 MiB of scratch per thread, and a 2 s warm-up limit per pool.
+    /// 1 MiB pads, warmed on every thread; no thread-local scratch and no serde staging
+    /// warmed; a 2 s warm-up limit per pool.
     ///
     /// ```
     /// let plugin = scope_stack_bevy::ScopeStackPlugin::default();
     /// assert_eq!(plugin.scratch_capacity, 1 << 20);
+    /// assert!(plugin.warm_pads && plugin.thread_scratch.is_none() && !plugin.warm_serde_staging);
     /// ```
     fn default() -> Self {
         ScopeStackPlugin {
             scratch_capacity: 1 << 20,
+            warm_pads: true,
+            thread_scratch: None,
+            warm_serde_staging: false,
             warm_timeout: Duration::from_secs(2),
         }
     }
@@ -84,17 +123,155 @@ impl ScopeStackPlugin {
         }
     }
 
+    /// A plugin that warms nothing: every pad, thread-local arena and staging block is
+    /// reserved on its thread's first use.
+    ///
+    /// ```
+    /// let plugin = scope_stack_bevy::ScopeStackPlugin::lean();
+    /// assert!(!plugin.warm_pads && plugin.thread_scratch.is_none() && !plugin.warm_serde_staging);
+    /// ```
+    pub fn lean() -> Self {
+        ScopeStackPlugin {
+            warm_pads: false,
+            ..Default::default()
+        }
+    }
+
+    /// This plugin, warming the core's thread-local scratch arenas (two of `bytes` per
+    /// thread) too.
+    ///
+    /// ```
+    /// let plugin = scope_stack_bevy::ScopeStackPlugin::default().with_thread_scratch(256 << 10);
+    /// assert_eq!(plugin.thread_scratch, Some(256 << 10));
+    /// ```
+    pub fn with_thread_scratch(mut self, bytes: usize) -> Self {
+        self.thread_scratch = Some(bytes);
+        self
+    }
+
+    /// This plugin, warming the serde staging block on the level-loading threads too
+    /// (feature `serde`).
+    ///
+    /// ```
+    /// let plugin = scope_stack_bevy::ScopeStackPlugin::default().with_serde_staging();
+    /// assert!(plugin.warm_serde_staging);
+    /// ```
+    pub fn with_serde_staging(mut self) -> Self {
+        self.warm_serde_staging = true;
+        self
+    }
+
+    /// What to warm on each thread of one pool.
+    fn warm_kind(&self, staging: bool) -> Warm {
+        Warm {
+            pads: self.warm_pads,
+            thread_scratch: self.thread_scratch,
+            staging: staging && self.warm_serde_staging && cfg!(feature = "serde"),
+        }
+    }
+
     /// Warms the pools once they exist and the app has not been warmed yet.
     fn warm(&self, app: &mut App) {
-        if app.world().resource::<ScratchStats>().warmed_threads > 0
-            || ComputeTaskPool::try_get().is_none()
-        {
+        if app.world().contains_resource::<Warmed>() || ComputeTaskPool::try_get().is_none() {
             return;
         }
-        let reached = warm_task_pools(app.world().resource::<ScratchArenas>(), self.warm_timeout);
-        app.world_mut()
-            .resource_mut::<ScratchStats>()
-            .warmed_threads = reached;
+        app.insert_resource(Warmed);
+        let capacity = self.scratch_capacity;
+        let plain = self.warm_kind(false);
+        let loaders = self.warm_kind(true);
+        if !plain.any() && !loaders.any() {
+            return;
+        }
+        let arenas = app.world().resource::<ScratchArenas>();
+        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut reached = HashSet::new();
+        let mut pools = PoolsWarmed::default();
+        if plain.any() {
+            plain.here(arenas);
+            reached.insert(std::thread::current().id());
+            pools.main = plain.reserved(1, capacity);
+        }
+        let each: [(&mut PoolWarmed, Option<&TaskPool>, Warm); 3] = [
+            (
+                &mut pools.compute,
+                ComputeTaskPool::try_get().map(|p| &**p),
+                plain,
+            ),
+            (
+                &mut pools.async_compute,
+                AsyncComputeTaskPool::try_get().map(|p| &**p),
+                loaders,
+            ),
+            (&mut pools.io, IoTaskPool::try_get().map(|p| &**p), plain),
+        ];
+        for (figures, pool, warm) in each {
+            let (Some(pool), true) = (pool, warm.any()) else {
+                continue;
+            };
+            let threads = warm_pool(pool, self.warm_timeout, || warm.here(arenas));
+            *figures = warm.reserved(threads.len(), capacity);
+            reached.extend(threads);
+        }
+        let mut stats = app.world_mut().resource_mut::<ScratchStats>();
+        stats.warmed_threads = reached.len();
+        stats.warmed = pools;
+        stats.thread_scratch_bytes = pools.total().thread_scratch_bytes;
+        stats.staging_bytes = pools.total().staging_bytes;
+    }
+}
+
+/// Marks an app whose pools the plugin has warmed (or found nothing to warm in).
+#[derive(Resource)]
+struct Warmed;
+
+/// The first serde staging block of a thread, in bytes (the core's `STAGING_BYTES`).
+#[cfg(feature = "serde")]
+const STAGING_BLOCK: usize = 1 << 20;
+#[cfg(not(feature = "serde"))]
+const STAGING_BLOCK: usize = 0;
+
+/// What to warm on a thread.
+#[derive(Clone, Copy)]
+struct Warm {
+    pads: bool,
+    thread_scratch: Option<usize>,
+    staging: bool,
+}
+
+impl Warm {
+    fn any(&self) -> bool {
+        self.pads || self.thread_scratch.is_some() || self.staging
+    }
+
+    /// Warms the calling thread.
+    fn here(&self, arenas: &ScratchArenas) {
+        if self.pads {
+            // A pad that cannot be reserved fails again, with the error, at its first use.
+            let _ = arenas.pads().warm();
+        }
+        if let Some(bytes) = self.thread_scratch {
+            // Busy only inside a scratch scope (never in a warm-up task); a failed
+            // reservation is met again at the thread's first use.
+            let _ = scope_stack::scratch::set_capacity(bytes);
+        }
+        #[cfg(feature = "serde")]
+        if self.staging {
+            crate::levels::warm_serde_staging();
+        }
+    }
+
+    /// What warming `threads` threads this way reserved.
+    fn reserved(&self, threads: usize, pad_capacity: usize) -> PoolWarmed {
+        PoolWarmed {
+            threads,
+            pad_bytes: if self.pads { threads * pad_capacity } else { 0 },
+            thread_scratch_bytes: threads * 2 * self.thread_scratch.unwrap_or(0),
+            staging_bytes: if self.staging {
+                threads * STAGING_BLOCK
+            } else {
+                0
+            },
+        }
     }
 }
 
@@ -170,9 +347,6 @@ impl Plugin for ScopeStackPlugin {
 /// assert!(threads >= 3); // this thread and the pool's two (and any other pool's)
 /// ```
 pub fn warm_task_pools(arenas: &ScratchArenas, timeout: Duration) -> usize {
-    // One warm-up at a time (the pools are global): two at once would each hold some
-    // threads at their gates, and neither would reach all of them.
-    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
     let mut reached = HashSet::new();
     warm_here(arenas);
@@ -183,10 +357,14 @@ pub fn warm_task_pools(arenas: &ScratchArenas, timeout: Duration) -> usize {
         IoTaskPool::try_get().map(|p| &**p),
     ];
     for pool in pools.into_iter().flatten() {
-        reached.extend(warm_pool(pool, arenas, timeout));
+        reached.extend(warm_pool(pool, timeout, || warm_here(arenas)));
     }
     reached.len()
 }
+
+/// One warm-up at a time (the pools are global): two at once would each hold some
+/// threads at their gates, and neither would reach all of them.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Gives the calling thread its pad and its thread-local scratch arenas.
 fn warm_here(arenas: &ScratchArenas) {
@@ -195,9 +373,10 @@ fn warm_here(arenas: &ScratchArenas) {
     scope_stack::scratch::warm();
 }
 
-/// One warm-up task per thread of `pool`, each held at a gate until all have arrived
-/// (or `timeout` passed), so each runs on a thread of its own. Returns their threads.
-fn warm_pool(pool: &TaskPool, arenas: &ScratchArenas, timeout: Duration) -> Vec<ThreadId> {
+/// One warm-up task per thread of `pool`, each running `warm` and then held at a gate
+/// until all have arrived (or `timeout` passed), so each runs on a thread of its own.
+/// Returns their threads.
+fn warm_pool(pool: &TaskPool, timeout: Duration, warm: impl Fn() + Sync) -> Vec<ThreadId> {
     let threads = pool.thread_num();
     let gate = Gate {
         arrived: Mutex::new(0),
@@ -205,12 +384,13 @@ fn warm_pool(pool: &TaskPool, arenas: &ScratchArenas, timeout: Duration) -> Vec<
         deadline: Instant::now() + timeout,
     };
     let gate = &gate;
+    let warm = &warm;
     // The scope's own thread does not tick the pool's executor (`false`), so every
     // task runs on one of the pool's threads.
     pool.scope_with_executor(false, None, |s| {
         for _ in 0..threads {
             s.spawn(async move {
-                warm_here(arenas);
+                warm();
                 gate.arrive_and_wait(threads);
                 std::thread::current().id()
             });

@@ -159,9 +159,12 @@ impl Scratch<'_> {
 /// What the scratch pads used, updated once a frame in [`Last`](bevy_app::Last) (the
 /// [`ScopeStackSystems::ScratchStats`](crate::ScopeStackSystems::ScratchStats) set).
 ///
-/// Every figure is exact for the pads of [`ScratchArenas`]; the thread-local
-/// [`scope_stack::scratch()`] arenas (used outside [`Scratch`]) are warmed by the plugin
-/// but not counted here.
+/// Every figure is exact for the pads of [`ScratchArenas`]. The thread-local
+/// [`scope_stack::scratch()`] arenas and serde staging blocks that the plugin warmed
+/// (when its settings ask for them) are counted in
+/// [`thread_scratch_bytes`](Self::thread_scratch_bytes) and
+/// [`staging_bytes`](Self::staging_bytes), and per pool in [`warmed`](Self::warmed);
+/// those a thread reserves later by using them are the core's, not counted here.
 ///
 /// ```
 /// use bevy_app::{App, TaskPoolPlugin, Update};
@@ -178,7 +181,8 @@ impl Scratch<'_> {
 /// let stats = *app.world().resource::<ScratchStats>();
 /// assert!(stats.frame_high_water >= 10_000);
 /// assert!(stats.peak >= stats.frame_high_water);
-/// assert_eq!(stats.bytes_reserved, stats.threads * stats.capacity_each);
+/// assert_eq!(stats.pad_bytes, stats.threads * stats.capacity_each);
+/// assert_eq!(stats.bytes_reserved, stats.pad_bytes + stats.thread_scratch_bytes + stats.staging_bytes);
 /// ```
 #[derive(Resource, Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ScratchStats {
@@ -193,12 +197,92 @@ pub struct ScratchStats {
     pub frame_high_water_total: usize,
     /// The largest high-water mark any one thread ever reached, in bytes.
     pub peak: usize,
-    /// Bytes the pads hold from the global heap: `threads * capacity_each`.
+    /// Every byte the plugin holds from the global heap for scratch:
+    /// `pad_bytes + thread_scratch_bytes + staging_bytes`.
     pub bytes_reserved: usize,
+    /// Bytes the pads hold: `threads * capacity_each` (warmed pads and pads reserved
+    /// by a thread's first use alike).
+    pub pad_bytes: usize,
+    /// Bytes of the core's thread-local scratch arenas that the warm-up reserved (two
+    /// per thread, with [`ScopeStackPlugin::thread_scratch`](crate::ScopeStackPlugin::thread_scratch)).
+    pub thread_scratch_bytes: usize,
+    /// Bytes of serde staging blocks that the warm-up reserved (with
+    /// [`ScopeStackPlugin::warm_serde_staging`](crate::ScopeStackPlugin::warm_serde_staging)).
+    pub staging_bytes: usize,
+    /// What the warm-up reached and reserved, per pool.
+    pub warmed: PoolsWarmed,
     /// Bytes in each thread's pad.
     pub capacity_each: usize,
     /// Frames counted so far (updates of this resource).
     pub frames: u64,
+}
+
+/// What the plugin's warm-up reserved on the threads of one pool (see
+/// [`ScratchStats::warmed`]).
+///
+/// ```
+/// let pool = scope_stack_bevy::PoolWarmed { threads: 2, pad_bytes: 2048, thread_scratch_bytes: 0, staging_bytes: 0 };
+/// assert_eq!(pool.bytes(), 2048);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolWarmed {
+    /// Threads of the pool the warm-up reached.
+    pub threads: usize,
+    /// Bytes of their [`ScratchArenas`] pads.
+    pub pad_bytes: usize,
+    /// Bytes of their thread-local [`scope_stack::scratch()`] arenas.
+    pub thread_scratch_bytes: usize,
+    /// Bytes of their serde staging blocks.
+    pub staging_bytes: usize,
+}
+
+impl PoolWarmed {
+    /// Every byte the warm-up reserved on these threads.
+    ///
+    /// ```
+    /// let pool = scope_stack_bevy::PoolWarmed { threads: 1, pad_bytes: 1, thread_scratch_bytes: 2, staging_bytes: 3 };
+    /// assert_eq!(pool.bytes(), 6);
+    /// ```
+    pub fn bytes(&self) -> usize {
+        self.pad_bytes + self.thread_scratch_bytes + self.staging_bytes
+    }
+}
+
+/// What the warm-up reserved, per pool: the main thread, then Bevy's three task pools.
+///
+/// ```
+/// use scope_stack_bevy::{PoolWarmed, PoolsWarmed};
+/// let one = PoolWarmed { threads: 1, pad_bytes: 10, ..Default::default() };
+/// let pools = PoolsWarmed { main: one, compute: one, ..Default::default() };
+/// assert_eq!((pools.total().threads, pools.total().bytes()), (2, 20));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PoolsWarmed {
+    /// The thread that warmed the pools (the app's main thread).
+    pub main: PoolWarmed,
+    /// The `ComputeTaskPool`, which runs the systems.
+    pub compute: PoolWarmed,
+    /// The `AsyncComputeTaskPool`, which builds the levels.
+    pub async_compute: PoolWarmed,
+    /// The `IoTaskPool`.
+    pub io: PoolWarmed,
+}
+
+impl PoolsWarmed {
+    /// The four pools' figures added up.
+    ///
+    /// ```
+    /// assert_eq!(scope_stack_bevy::PoolsWarmed::default().total().bytes(), 0);
+    /// ```
+    pub fn total(&self) -> PoolWarmed {
+        let all = [self.main, self.compute, self.async_compute, self.io];
+        all.iter().fold(PoolWarmed::default(), |sum, p| PoolWarmed {
+            threads: sum.threads + p.threads,
+            pad_bytes: sum.pad_bytes + p.pad_bytes,
+            thread_scratch_bytes: sum.thread_scratch_bytes + p.thread_scratch_bytes,
+            staging_bytes: sum.staging_bytes + p.staging_bytes,
+        })
+    }
 }
 
 /// Folds the pads' per-thread figures into [`ScratchStats`] and starts the next frame's
@@ -221,6 +305,7 @@ pub(crate) fn update_scratch_stats(
     stats.frame_high_water_total = total;
     stats.peak = peak;
     stats.capacity_each = capacity;
-    stats.bytes_reserved = threads * capacity;
+    stats.pad_bytes = threads * capacity;
+    stats.bytes_reserved = stats.pad_bytes + stats.thread_scratch_bytes + stats.staging_bytes;
     stats.frames += 1;
 }
