@@ -179,3 +179,224 @@ fn the_map_counts_threads_waiting_for_a_slot() {
         assert!(text.contains("0/1 slots held (high-water 1)\n"), "{text}");
     });
 }
+
+/// Runs `load` on a loader thread; `load` calls its `step` closure inside the build
+/// after each stage, and the main thread calls `look` (with the stage number) while
+/// the loader waits there, then lets it go on. Returns what each `look` gave.
+fn while_building<T: Send>(
+    stages: usize,
+    load: impl FnOnce(&dyn Fn()) + Send,
+    look: impl Fn(usize) -> T,
+) -> Vec<T> {
+    use std::sync::mpsc;
+    let (reached_tx, reached) = mpsc::channel::<()>();
+    let (go_tx, go) = mpsc::channel::<()>();
+    std::thread::scope(|t| {
+        let loader = std::thread::Builder::new()
+            .name(String::from("loader"))
+            .spawn_scoped(t, move || {
+                let step = move || {
+                    reached_tx.send(()).unwrap();
+                    go.recv().unwrap();
+                };
+                load(&step);
+            })
+            .unwrap();
+        let seen = (0..stages)
+            .map(|stage| {
+                reached.recv().unwrap();
+                let out = look(stage);
+                go_tx.send(()).unwrap();
+                out
+            })
+            .collect();
+        loader.join().unwrap();
+        seen
+    })
+}
+
+#[test]
+fn a_slot_being_built_shows_the_bytes_placed_and_the_containers_carved_so_far() {
+    use scope_stack::SlotState;
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("game", |game| {
+        let levels = game.new_slots("levels", 2, 64 << 10);
+        let map = game.map_handle();
+        let seen = while_building(
+            2,
+            |step| {
+                let level = levels
+                    .load::<Bytes>("forest", |s| {
+                        s.alloc_slice_fill_copy(1000, 1u8);
+                        let enemies = s.new_pool::<u64>(16);
+                        let _ = enemies.insert(7).ok().unwrap().into_handle();
+                        step();
+                        let bytes = &*s.alloc_slice_fill_copy(5000, 2u8);
+                        step();
+                        bytes
+                    })
+                    .unwrap();
+                drop(level);
+            },
+            |_| map.report(),
+        );
+        let slot = |m: &scope_stack::MemoryMap| m.scopes[0].slots[0].slots[0].clone();
+        let (first, second) = (slot(&seen[0]), slot(&seen[1]));
+        for s in [&first, &second] {
+            assert_eq!(s.state, SlotState::Building);
+            assert_eq!(s.holder.as_deref(), Some("forest"));
+        }
+        assert!(first.used >= 1000, "{}", first.used);
+        assert!(
+            second.used >= first.used + 5000,
+            "{} {}",
+            first.used,
+            second.used
+        );
+        // The pool carved before the first look, with its one value.
+        let pool = first.contents.iter().find(|p| p.kind == "Pool").unwrap();
+        assert_eq!(
+            (pool.type_name.as_str(), pool.len, pool.capacity),
+            ("u64", 1, 16)
+        );
+        // The text, the rows and the picture say it.
+        let text = seen[1].to_string();
+        let line = text.lines().find(|l| l.contains("- Slot forest")).unwrap();
+        let expect = format!(
+            "building: {} placed so far of 64.0 KiB",
+            format_kib(second.used)
+        );
+        assert!(line.contains(&expect), "{line} / {expect}");
+        assert!(text.contains("- Pool<u64>"), "{text}");
+        let row = seen[1].scopes[0]
+            .pools
+            .iter()
+            .find(|p| p.kind == "Slot" && p.type_name == "forest")
+            .unwrap();
+        assert_eq!(row.len, second.used);
+        let svg = seen[1].to_svg();
+        assert!(svg.contains("class=\"slot-building\""));
+        assert!(svg.contains(&format!(
+            "Slot forest: building, {} of 65536 bytes placed so far",
+            second.used
+        )));
+        // Once loaded, the slot shows its published use as before.
+        let after = game.report();
+        assert_eq!(after.scopes[0].slots[0].slots[0].state, SlotState::Free);
+    });
+}
+
+/// `n` bytes as the text prints KiB figures: `5.9 KiB`.
+fn format_kib(n: usize) -> String {
+    format!("{:.1} KiB", n as f64 / 1024.0)
+}
+
+#[test]
+fn a_concurrent_slot_being_built_shows_the_chunks_claimed_so_far() {
+    use scope_stack::SlotState;
+    let mut memory = LinearAllocator::with_capacity(4 << 20).unwrap();
+    memory.scope("game", |game| {
+        let frames = game.new_slots("frames", 1, 1 << 20);
+        let map = game.map_handle();
+        let seen = while_building(
+            2,
+            |step| {
+                let frame = frames
+                    .load_concurrent::<Bytes>("frame", |jobs| {
+                        for _ in 0..10 {
+                            jobs.alloc_slice_fill_copy(100, 1u8);
+                        }
+                        let _ = jobs.new_dense_pool::<u32>(8);
+                        step();
+                        for _ in 0..20 {
+                            jobs.alloc_slice_fill_copy(4000, 2u8);
+                        }
+                        step();
+                        jobs.alloc_str("done").as_bytes()
+                    })
+                    .unwrap();
+                drop(frame);
+            },
+            |_| map.report(),
+        );
+        let slot = |m: &scope_stack::MemoryMap| m.scopes[0].slots[0].slots[0].clone();
+        let (first, second) = (slot(&seen[0]), slot(&seen[1]));
+        assert_eq!(first.state, SlotState::Building);
+        assert_eq!(second.state, SlotState::Building);
+        let region = first
+            .concurrent
+            .as_ref()
+            .expect("the region while building");
+        // The loader's chunk, with what it placed in it (large requests go straight
+        // to the region: `direct_bytes`).
+        let used: usize = region.chunks.iter().map(|c| c.used).sum();
+        assert!(used >= 1000, "{region:?}");
+        // The bytes placed so far are what the concurrent scope claimed from the slot.
+        assert!(
+            first.used >= region.claimed_bytes,
+            "{} {region:?}",
+            first.used
+        );
+        // 80,000 bytes more, less what fitted in the tail of a chunk claimed before.
+        assert!(
+            second.used >= first.used + 60_000,
+            "{} {}",
+            first.used,
+            second.used
+        );
+        assert!(first.contents.iter().any(|p| p.kind == "DensePool"));
+        let text = seen[1].to_string();
+        assert!(text.contains("placed so far"), "{text}");
+        assert!(text.contains(" of thread "), "{text}");
+    });
+}
+
+#[test]
+fn maps_taken_while_builds_run_and_fail_read_only_whole_figures() {
+    // No steps: the loaders place, carve and unload (a failed build too) while the
+    // main thread takes maps, so Miri checks every read against the builds' writes.
+    let rounds = if cfg!(miri) { 3 } else { 200 };
+    let mut memory = LinearAllocator::with_capacity(4 << 20).unwrap();
+    memory.scope("game", |game| {
+        let levels = game.new_slots("levels", 2, 256 << 10);
+        let map = game.map_handle();
+        let done = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|t| {
+            t.spawn(|| {
+                for i in 0..rounds {
+                    let level = levels.load::<Bytes>("plain", |s| {
+                        let pool = s.new_pool::<u32>(8);
+                        let _ = pool.insert(i).ok().unwrap().into_handle();
+                        &*s.alloc_slice_fill_copy(100, 1u8)
+                    });
+                    drop(level);
+                    let failed = levels.try_load::<Bytes>("too big", |s| {
+                        let _ = s.new_dense_pool::<u64>(4);
+                        Ok(&*s.try_alloc_slice_fill_copy(1 << 20, 0u8)?)
+                    });
+                    assert!(failed.is_err());
+                }
+                done.fetch_add(1, std::sync::atomic::Ordering::Release);
+            });
+            t.spawn(|| {
+                for _ in 0..rounds {
+                    let frame = levels.load_concurrent::<Bytes>("concurrent", |jobs| {
+                        let _ = jobs.new_pool::<u64>(4);
+                        &*jobs.alloc_slice_fill_copy(200, 2u8)
+                    });
+                    drop(frame);
+                }
+                done.fetch_add(1, std::sync::atomic::Ordering::Release);
+            });
+            while done.load(std::sync::atomic::Ordering::Acquire) < 2 {
+                let report = map.report();
+                let set = &report.scopes[0].slots[0];
+                for slot in &set.slots {
+                    assert!(slot.used <= set.bytes_each, "{slot:?}");
+                }
+                let _ = report.to_string();
+                let _ = report.to_svg();
+            }
+        });
+    });
+}

@@ -214,10 +214,17 @@ unsafe fn slots_report(link: &PoolLink, capacity: usize, block_start: usize) -> 
             let pinned = unsafe { slot_contents(slots, i, capacity, block_start) };
             // A slot the report pinned is shown as that one load: its figures were read
             // under the pin, while its holder could not unload it. Otherwise the slot
-            // was free, being built or unloading when it was looked at, and shows no
-            // contents.
-            let (view, contents, concurrent) =
-                pinned.unwrap_or_else(|| (slots.record(i).view(), Vec::new(), None));
+            // was free, unloading, or in the first steps of a load (before its holder
+            // published its fields) when it was looked at, and shows no contents.
+            let (view, contents, concurrent) = pinned.unwrap_or_else(|| {
+                let mut view = slots.record(i).view();
+                if view.state == BUILDING {
+                    // A load in its first steps: what the slot's bump pointer says,
+                    // read atomically (a sample).
+                    view.used = slots.record(i).bump_now();
+                }
+                (view, Vec::new(), None)
+            });
             let state = match view.state {
                 FREE => SlotState::Free,
                 BUILDING => SlotState::Building,
@@ -268,10 +275,14 @@ fn waiting(slots: &Slots) -> usize {
     }
 }
 
-/// What loaded slot `i` holds, read under its read pin: the slot's figures, the
-/// containers carved in its scope (and in its concurrent scope, for a slot loaded
-/// through one), and that concurrent scope's region. `None` while the slot is free,
-/// being built or unloading.
+/// What loaded slot `i` holds, or what slot `i` being built holds so far, read under
+/// its read pin: the slot's figures, the containers carved in its scope (and in its
+/// concurrent scope, for a slot loaded through one), and that concurrent scope's
+/// region. For a slot being built, the view's `used` is the bytes placed so far: the
+/// slot scope's bump pointer, or what its concurrent scope has claimed (the published
+/// figure comes only at the end of the build). `None` while the slot is free,
+/// unloading, or its holder has not yet published its fields (see
+/// `crate::slots::table`).
 ///
 /// # Safety
 /// `slots` are live, carved from a block of `capacity` bytes starting at
@@ -284,17 +295,21 @@ unsafe fn slot_contents(
 ) -> Option<(SlotView, Vec<PoolReport>, Option<ConcurrentReport>)> {
     let record = slots.record(i);
     let pin = record.pin_for_read()?;
-    // Under the pin the slot is loaded by one holder, whose name and figures these are.
-    let view = record.view();
+    // Under the pin the slot is held by one holder, whose name and figures these are.
+    let mut view = record.view();
     let h = pin.holder_ptr();
-    // SAFETY: the pin keeps the slot loaded by one holder for as long as it lives (the
-    // holder's unload waits for it, and no pin succeeds once the unload has begun: see
-    // `crate::slots::table`), and the holder wrote `info` and `concurrent` before it
-    // published the slot as loaded (release; the pin's compare-exchange acquires).
-    // Only those two fields are read, through the raw pointer: the holder may be
-    // writing the others. A scope's container list and its extras are atomics (see
-    // `crate::scope::info`), each container's snapshot reads only atomics, and the
-    // concurrent scope's chunk list is published with release stores.
+    // SAFETY: the pin keeps the slot held by one holder for as long as it lives (the
+    // holder's unload, after a build or a failed one, waits for it, and no pin
+    // succeeds once the unload has begun: see `crate::slots::table`), and the holder
+    // wrote `info` and `concurrent` before it published them with `OPEN` (release; the
+    // pin's compare-exchange acquires). Only those two fields are read, through the
+    // raw pointer: the holder may be writing the others. A scope's container list and
+    // its extras are atomics (see `crate::scope::info`), linked once a container is
+    // whole, so a build that is still carving shows the containers finished so far;
+    // each container's snapshot reads only atomics (a heap's row, its lock), as while
+    // a loaded slot's `with_mut` changes them; and the concurrent scope's chunk list
+    // and region top are published with release stores and atomics, as while any
+    // concurrent scope is open.
     let (contents, concurrent) = unsafe {
         let info = &*core::ptr::addr_of!((*h).info).cast::<ScopeInfo>();
         // A slot's own `Slots` show as rows only (see `super::tree`).
@@ -313,9 +328,18 @@ unsafe fn slot_contents(
                 },
             ));
             concurrent = Some(concurrent_report(inner, block_start));
+            if view.state == BUILDING {
+                // What its threads have claimed from the slot so far (the figure the
+                // holder publishes when the build ends).
+                view.used = inner.region.top().saturating_sub(slots.start_of(i));
+            }
         }
         (contents, concurrent)
     };
+    if view.state == BUILDING && concurrent.is_none() {
+        // The slot scope's bump pointer: what the build has placed so far.
+        view.used = record.bump_now();
+    }
     drop(pin);
     Some((view, contents, concurrent))
 }

@@ -309,9 +309,11 @@ fn row_text(r: &RowItem<'_>) -> String {
         (Some(v), _) => {
             let what = match v.state {
                 SlotState::Free => alloc::format!("free, {}", Bytes(v.capacity)),
-                SlotState::Building => {
-                    String::from("building, bytes used not known until the build ends")
-                }
+                SlotState::Building => alloc::format!(
+                    "building, {} of {} placed so far",
+                    Bytes(v.used),
+                    Bytes(v.capacity)
+                ),
                 SlotState::Loaded => {
                     alloc::format!("{} of {} used", Bytes(v.used), Bytes(v.capacity))
                 }

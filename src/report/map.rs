@@ -149,7 +149,9 @@ fn slot_detail(v: &SlotView<'_>) -> String {
     match v.state {
         SlotState::Free => alloc::format!("free (high-water {})", Bytes(v.high_water)),
         SlotState::Building => alloc::format!(
-            "building: bytes used not known until the build ends (high-water {})",
+            "building: {} placed so far of {} (high-water {})",
+            Bytes(v.used),
+            Bytes(v.capacity),
             Bytes(v.high_water)
         ),
         SlotState::Loaded => alloc::format!(
@@ -385,29 +387,29 @@ fn held_line(items: &[Item<'_>], members: &[usize], at: usize) -> Line {
         return Line::Note(String::new());
     };
     let high_water = slots.iter().map(|(_, v)| v.high_water).max().unwrap_or(0);
+    let used = slots.iter().map(|(_, v)| v.used);
+    let (least, most) = (
+        used.clone().min().unwrap_or(0),
+        used.clone().max().unwrap_or(0),
+    );
+    let each = if least == most {
+        alloc::format!("{}", Bytes(least))
+    } else {
+        alloc::format!("{} to {}", Bytes(least), Bytes(most))
+    };
     let detail = match v.state {
         SlotState::Building => alloc::format!(
-            "building: bytes used not known until the builds end (high-water {})",
+            "building: {each} placed so far each of {}, {} in all (high-water {})",
+            Bytes(v.capacity),
+            Bytes(used.sum()),
             Bytes(high_water)
         ),
-        _ => {
-            let used = slots.iter().map(|(_, v)| v.used);
-            let (least, most) = (
-                used.clone().min().unwrap_or(0),
-                used.clone().max().unwrap_or(0),
-            );
-            let each = if least == most {
-                alloc::format!("{}", Bytes(least))
-            } else {
-                alloc::format!("{} to {}", Bytes(least), Bytes(most))
-            };
-            alloc::format!(
-                "used {each} each of {}, {} in all (high-water {})",
-                Bytes(v.capacity),
-                Bytes(used.sum()),
-                Bytes(high_water)
-            )
-        }
+        _ => alloc::format!(
+            "used {each} each of {}, {} in all (high-water {})",
+            Bytes(v.capacity),
+            Bytes(used.sum()),
+            Bytes(high_water)
+        ),
     };
     Line::Cols {
         label: alloc::format!("{}- {} {SLOT}s {}", indent(at), slots.len(), v.name),

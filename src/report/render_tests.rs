@@ -4,6 +4,7 @@
 //! shows its region like a concurrent scope, a slot being built says so, and a `Slots`
 //! set carved in a slot is read from its rows.
 
+use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
@@ -65,7 +66,7 @@ fn map() -> MemoryMap {
         ];
         let forest = &mut set.slots[2];
         forest.state = SlotState::Building;
-        forest.used = 0;
+        forest.used = 3 * 1024;
         let harbour = set.slots[3].offset;
         set.slots[3].concurrent = Some(ConcurrentReport {
             threads: 2,
@@ -148,19 +149,45 @@ fn the_table_nests_each_slots_contents_under_it() {
 }
 
 #[test]
-fn a_building_slot_says_its_bytes_are_not_known_yet() {
+fn a_building_slot_shows_the_bytes_placed_so_far() {
     let text = map().to_string();
     let line = text.lines().find(|l| l.contains("- Slot forest")).unwrap();
     assert!(
-        line.contains("building: bytes used not known until the build ends"),
+        line.contains("building: 3.0 KiB placed so far of 16.0 KiB (high-water"),
         "{line}"
     );
-    assert!(!line.contains("used 0 B"), "{line}");
+    assert!(!line.contains("not known"), "{line}");
     let layout = map().svg_layout();
-    assert!(layout.labels.iter().any(|l| l.text.trim_start()
-        == "Slot forest: building, bytes used not known until the build ends"));
+    assert!(
+        layout
+            .labels
+            .iter()
+            .any(|l| l.text.trim_start()
+                == "Slot forest: building, 3.0 KiB of 16.0 KiB placed so far")
+    );
     assert!(layout.labels.iter().any(|l| l.text == "slot being built"));
-    assert!(map().to_svg().contains("fill=\"url(#building)\""));
+    let svg = map().to_svg();
+    // The placed part is striped, over a slot drawn free, and as wide as its bytes:
+    // 3 KiB of the slot's 16 KiB.
+    let building = svg
+        .lines()
+        .find(|l| l.contains("class=\"slot-building\""))
+        .unwrap_or_else(|| panic!("no slot-building rect in\n{svg}"));
+    assert!(building.contains("fill=\"url(#building)\""), "{building}");
+    assert!(svg.contains("Slot forest: building, 3072 of 16384 bytes placed so far"));
+    let attr = |line: &str, name: &str| -> f64 {
+        let at = line.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        line[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    let slot = svg
+        .lines()
+        .find(|l| l.contains("class=\"slot\"") && l.contains("Slot forest"))
+        .unwrap();
+    let ratio = attr(building, "width") / attr(slot, "width");
+    assert!(
+        (ratio - 3.0 / 16.0).abs() < 0.02,
+        "{ratio}: {building} / {slot}"
+    );
 }
 
 #[test]

@@ -8,7 +8,10 @@
 //! when it unloads). A loaded slot's contents are read only under a read pin, which
 //! makes the holder's unload wait until the report lets go, and only through the
 //! holder fields published before the slot was marked loaded (its scope record and
-//! concurrent scope) and the atomics behind them (container lists and snapshots).
+//! concurrent scope) and the atomics behind them (container lists and snapshots). A
+//! slot being built is read the same way, under a pin its holder allows once those
+//! fields are written, before `build` runs: the bytes placed so far (the scope's bump
+//! pointer, or what its concurrent scope claimed) and the containers carved so far.
 //! So a report may be taken on any thread while other threads load, build and drop
 //! slots.
 
@@ -118,17 +121,55 @@ pub struct SlotReport {
     /// The name of the scope that holds it (`None` when free, or while its holder is
     /// being named).
     pub holder: Option<String>,
-    /// Bytes in use, as of the end of the build or the holder's last `with_mut`.
+    /// Bytes in use, as of the end of the build or the holder's last `with_mut`. For a
+    /// slot being built ([`SlotState::Building`]), the bytes placed so far, read live
+    /// while the build runs on another thread: the slot scope's bump pointer (values
+    /// placed in scopes the build opens inside it count while those are open), or, for
+    /// a slot loaded through a concurrent scope, what that scope has claimed from the
+    /// slot (its state, per-thread table, chunks and single allocations). A sample,
+    /// like every figure of a report taken while other threads work.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// use scope_stack::{slot_root, LinearAllocator, SlotState};
+    /// slot_root!(struct Bytes = for<'s> &'s [u8]);
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("game", |game| {
+    ///     let levels = game.new_slots("levels", 1, 64 << 10);
+    ///     let map = game.map_handle();
+    ///     let (placed, go_on) = (mpsc::channel(), mpsc::channel::<()>());
+    ///     std::thread::scope(|t| {
+    ///         t.spawn(|| {
+    ///             let level = levels.load::<Bytes>("forest", |s| {
+    ///                 let bytes = &*s.alloc_slice_fill_copy(10_000, 7u8);
+    ///                 placed.0.send(()).unwrap();
+    ///                 go_on.1.recv().unwrap(); // the map is taken here
+    ///                 bytes
+    ///             });
+    ///             drop(level);
+    ///         });
+    ///         placed.1.recv().unwrap();
+    ///         let report = map.report();
+    ///         let slot = &report.scopes[0].slots[0].slots[0];
+    ///         assert_eq!(slot.state, SlotState::Building);
+    ///         assert!(slot.used >= 10_000);
+    ///         assert!(report.to_string().contains("placed so far"));
+    ///         go_on.0.send(()).unwrap();
+    ///     });
+    /// });
+    /// ```
     pub used: usize,
     /// The most bytes the slot ever held (over every load).
     pub high_water_mark: usize,
     /// Loads so far.
     pub loads: usize,
     /// The containers carved in the slot's scope (pools, dense pools, stores, slots),
-    /// read live while the slot is loaded; empty while it is free or being built.
+    /// read live while the slot is loaded or being built (those a build has carved so
+    /// far: a container is listed once it is whole); empty while it is free.
     pub contents: Vec<PoolReport>,
     /// For a slot loaded through a concurrent scope: its region and the chunks its
-    /// threads claimed.
+    /// threads claimed (so far, while it is being built).
     pub concurrent: Option<ConcurrentReport>,
 }
 

@@ -128,8 +128,8 @@ impl MemoryMap {
              fill-opacity=\"0.35\"/><line x1=\"0\" y1=\"0\" x2=\"0\" y2=\"6\" stroke=\"#333\" \
              stroke-width=\"2\"/></pattern>",
         );
-        // A slot being built: stripes of the slots' colour over free, since its bytes
-        // are not known.
+        // The part of a slot being built that its build has placed so far: stripes of
+        // the slots' colour over free, since the figure still grows.
         let _ = writeln!(
             s,
             "<pattern id=\"building\" width=\"8\" height=\"8\" patternUnits=\"userSpaceOnUse\" \
@@ -384,9 +384,12 @@ fn slot_title(v: &SlotView<'_>) -> String {
             v.capacity,
             v.high_water
         ),
-        SlotState::Building => {
-            alloc::format!("Slot {name}: building, bytes used not known until the build ends")
-        }
+        SlotState::Building => alloc::format!(
+            "Slot {name}: building, {} of {} bytes placed so far, high-water {}",
+            v.used,
+            v.capacity,
+            v.high_water
+        ),
         SlotState::Loaded => alloc::format!(
             "Slot {name}: {} of {} bytes used, high-water {}",
             v.used,
@@ -448,27 +451,29 @@ fn draw_row(s: &mut String, band: &Band, r: &RowItem<'_>) {
     let x = band.x(a);
     let w = (band.x(b) - x).max(1.0);
     if let Some(v) = &r.slot {
-        // The whole slot free (or striped while its bytes are not known), its used
-        // part filled from its start, where its cursor begins.
+        // The whole slot free, its used part filled from its start, where its cursor
+        // begins: solid when loaded, striped while a build is still placing (at
+        // least a sliver, so a build that has placed nothing yet still shows).
         let sy = y - 2.0;
-        let fill = match v.state {
-            SlotState::Building => "url(#building)",
-            _ => FREE,
-        };
         let _ = writeln!(
             s,
             "<rect class=\"slot\" x=\"{x:.2}\" y=\"{sy:.2}\" width=\"{w:.2}\" height=\"{:.2}\" \
-             fill=\"{fill}\" stroke=\"{SLOT_EDGE}\" stroke-width=\"0.8\"><title>{}</title></rect>",
+             fill=\"{FREE}\" stroke=\"{SLOT_EDGE}\" stroke-width=\"0.8\"><title>{}</title></rect>",
             bottom - sy,
             slot_title(v)
         );
-        if v.state == SlotState::Loaded && v.used > 0 {
+        let used_part = match v.state {
+            SlotState::Loaded if v.used > 0 => Some(("slot-used", SLOT)),
+            SlotState::Building => Some(("slot-building", "url(#building)")),
+            _ => None,
+        };
+        if let Some((class, fill)) = used_part {
             let used = p.offset.saturating_add(v.used.min(v.capacity));
             let uw = (band.x(used) - band.x(p.offset)).clamp(0.5, w);
             let _ = writeln!(
                 s,
-                "<rect class=\"slot-used\" x=\"{:.2}\" y=\"{sy:.2}\" width=\"{uw:.2}\" \
-                 height=\"{:.2}\" fill=\"{SLOT}\" stroke=\"{SLOT_EDGE}\" stroke-width=\"0.8\"/>",
+                "<rect class=\"{class}\" x=\"{:.2}\" y=\"{sy:.2}\" width=\"{uw:.2}\" \
+                 height=\"{:.2}\" fill=\"{fill}\" stroke=\"{SLOT_EDGE}\" stroke-width=\"0.8\"/>",
                 band.x(p.offset),
                 bottom - sy,
             );

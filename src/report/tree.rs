@@ -33,7 +33,7 @@ pub(super) struct SlotView<'m> {
     /// The holder's name, or the state (`free`, `building`, `loaded`) if it has none.
     pub(super) name: &'m str,
     /// Bytes used as the holder last published them (at the end of its build and of
-    /// each `with_mut`): not known while the slot is being built.
+    /// each `with_mut`), or, while the slot is being built, the bytes placed so far.
     pub(super) used: usize,
     /// Bytes the slot may use.
     pub(super) capacity: usize,

@@ -132,8 +132,9 @@ impl Slots {
         name: &str,
         build: impl for<'x> FnOnce(&'x ScopeStack<'x>) -> Result<R::Of<'x>, AllocError>,
     ) -> Result<Loaded<'_, R, K>, SlotError> {
-        // SAFETY: per the caller.
-        unsafe { self.open(index, name) };
+        // SAFETY: per the caller. Reports may then read the slot's containers while
+        // `build` carves them.
+        unsafe { self.open::<true>(index, name) };
         let unload = Unload { slots: self, index };
         // SAFETY: the slot is open; the handle lives in the table until it unloads.
         let handle = unsafe { self.handle(index) };
@@ -241,11 +242,14 @@ impl Slots {
 
     /// Opens the slot scope on claimed slot `index`: names it, writes its record and
     /// handle into the table, and links the record as its sub-block's only live scope.
+    /// With `PUBLISH`, it then lets reports read the slot while it is being built
+    /// ([`Record::publish_open`](super::table::Record::publish_open)); a caller that
+    /// writes more of the holder's fields first (a concurrent load) publishes itself.
     ///
     /// # Safety
     /// This thread has just claimed slot `index`.
     #[inline]
-    pub(crate) unsafe fn open(&self, index: usize, name: &str) {
+    pub(crate) unsafe fn open<const PUBLISH: bool>(&self, index: usize, name: &str) {
         let rec = self.record(index);
         let h: *mut Holder = rec.holder_ptr();
         // Only the holder writes `loads`.
@@ -266,6 +270,9 @@ impl Slots {
             ptr::addr_of_mut!((*h).handle)
                 .cast::<ScopeStack<'static>>()
                 .write(handle);
+        }
+        if PUBLISH {
+            rec.publish_open();
         }
     }
 

@@ -134,7 +134,8 @@ impl Slots {
         build: impl for<'x> FnOnce(&'x ConcurrentScope<'x>) -> Result<R::Of<'x>, AllocError>,
     ) -> Result<Loaded<'_, R, Shared>, SlotError> {
         // SAFETY: per the caller.
-        unsafe { self.open(index, name) };
+        // The concurrent scope is not open yet: the slot's fields are published below.
+        unsafe { self.open::<false>(index, name) };
         let unload = Unload { slots: self, index };
         // SAFETY: the slot is open; the handle lives in the table until it unloads.
         let handle = unsafe { self.handle(index) };
@@ -154,6 +155,9 @@ impl Slots {
             Detached::open(block, block.root(), name, ConcurrentConfig::new(), at);
             ptr::addr_of_mut!((*h).concurrent).write(Some(at));
         }
+        // Reports may now read the slot's concurrent scope (its chunks) and the
+        // containers of both scopes while `build` fills them.
+        self.record(index).publish_open();
         // SAFETY: just opened; it lives in the slot until it unloads.
         let scope = unsafe { self.concurrent_scope(index) };
         let placed = match build(scope) {

@@ -3,19 +3,26 @@
 //!
 //! This module owns the slot state machine and what a report may read. Invariants:
 //! - One atomic word, `state`, holds the slot's phase (its low two bits: `FREE`,
-//!   `BUILDING`, `LOADED`, `CLOSING`) and, above them, how many reports have pinned
-//!   the slot to read its contents. Keeping both in one word is what makes the read
+//!   `BUILDING`, `LOADED`, `CLOSING`), the `OPEN` bit (the holder's fields are
+//!   published), and, above them, how many reports have pinned the slot to read its
+//!   contents. Keeping both in one word is what makes the read
 //!   pin sound: every change to either is a read-modify-write or a store of that one
 //!   location, so all of them fall in the location's single modification order, and no
 //!   thread can pair a new phase with an old count or the other way round.
 //! - The phase goes `FREE -> BUILDING` only by a compare-exchange (acquire), then
-//!   `BUILDING -> LOADED -> CLOSING -> FREE` (or `BUILDING -> CLOSING -> FREE` for a
-//!   build that fails) only by the thread that won it, so at most one thread holds a
-//!   slot, and a new holder sees everything the previous one did (`FREE` is stored
-//!   with release).
+//!   `BUILDING -> BUILDING | OPEN -> LOADED | OPEN -> CLOSING | OPEN -> FREE` (or
+//!   `BUILDING [| OPEN] -> CLOSING [| OPEN] -> FREE` for a build that fails) only by
+//!   the thread that won it, so at most one thread holds a slot, and a new holder sees
+//!   everything the previous one did (`FREE` is stored with release).
 //! - The read pin (issue 37): a report adds one reader with a compare-exchange that
-//!   succeeds only from `LOADED` (acquire, so it sees what the build published), and
-//!   takes it away with a release subtraction. The holder's unload begins by moving the
+//!   succeeds only from `BUILDING | OPEN` or `LOADED | OPEN` (acquire, so it sees what
+//!   the holder published with `OPEN`, and with `LOADED` the whole build), and takes it
+//!   away with a release subtraction. `OPEN` is stored (release) once the holder has
+//!   written the scope record and, for a concurrent load, the concurrent scope, before
+//!   `build` runs: with no `OPEN` there is no pin, so that store is a plain one, and
+//!   the move to `LOADED` that may follow pins taken during the build is a
+//!   read-modify-write that adds to the phase bits and keeps the count (issue 47: a
+//!   map shows what a slot being built has placed and carved so far). The holder's unload begins by moving the
 //!   phase to `CLOSING` with one read-modify-write, which returns the count at that
 //!   point of the modification order: every pin that succeeded came before it and is
 //!   counted, and no pin can succeed after it. The holder then waits (acquire loads)
@@ -31,7 +38,9 @@
 //! - A record's [`Holder`] (the sub-block, the scope record, the handle, the root) is
 //!   touched only by the slot's holder, by the carving code before the `Slots` is
 //!   shared, or read by a report under a read pin (the fields the holder published
-//!   before `LOADED`, and the atomics behind them).
+//!   before `OPEN`, and the atomics behind them), or, without a pin, the atomic bump
+//!   pointer of the sub-block's root cursor (the `block` field is never rewritten
+//!   after carving, and the cursor's `cur` is an atomic).
 //! - What other threads read for reports without a pin (the name copy, `used`,
 //!   `high_water`) is
 //!   atomic. The name copy is a sequence lock: `name_seq` is odd while its holder
@@ -69,8 +78,12 @@ pub(crate) const LOADED: u32 = 2;
 pub(crate) const CLOSING: u32 = 3;
 /// The bits of `state` that hold the phase.
 const PHASE: u32 = 3;
-/// One report's pin, in the bits of `state` above the phase.
-const READER: u32 = PHASE + 1;
+/// Set beside `BUILDING` once the holder has written the fields a report reads under
+/// a pin (the scope record, and the concurrent scope of a concurrent load), and kept
+/// through `LOADED` and `CLOSING` until `FREE`: a pin succeeds only with it.
+const OPEN: u32 = 4;
+/// One report's pin, in the bits of `state` above the phase and `OPEN`.
+const READER: u32 = (PHASE | OPEN) + 1;
 /// The most pins at once (the count's bits); a report that would pass it reads the
 /// slot as not loaded instead.
 const MAX_READERS: u32 = u32::MAX / READER;
@@ -281,31 +294,54 @@ impl Record {
         self.high_water.fetch_max(used, Ordering::Relaxed);
     }
 
-    /// Publishes the built slot as loaded, so reports may pin it (holder only, at the
-    /// end of a successful build). Release: a report whose pin sees `LOADED` sees the
-    /// root, the scope record and everything the build placed. A slot being built has
-    /// no pins (a pin needs `LOADED`), so the word is the phase alone.
+    /// Lets reports pin the slot while it is being built (holder only, once the scope
+    /// record and, for a concurrent load, the concurrent scope are written, before
+    /// `build` runs). Release: a report whose pin sees `OPEN` sees those fields. No
+    /// pin can be in the word yet (a pin needs `OPEN`), so a plain store loses none.
     #[inline]
-    pub(crate) fn mark_loaded(&self) {
+    pub(crate) fn publish_open(&self) {
         debug_assert_eq!(self.state.load(Ordering::Relaxed), BUILDING);
-        self.state.store(LOADED, Ordering::Release);
+        self.state.store(BUILDING | OPEN, Ordering::Release);
     }
 
-    /// Lets a report read what the loaded slot holds (its scope's container list and
+    /// Publishes the built slot as loaded (holder only, at the end of a successful
+    /// build, after [`publish_open`](Self::publish_open)). Release: a report whose pin
+    /// sees `LOADED` sees the root, the scope record and everything the build placed.
+    /// Reports may hold pins of the slot being built, so the phase moves by one
+    /// read-modify-write that keeps their count (`BUILDING + 1 == LOADED`, no carry
+    /// out of the phase bits).
+    #[inline]
+    pub(crate) fn mark_loaded(&self) {
+        debug_assert_eq!(
+            self.state.load(Ordering::Relaxed) & (PHASE | OPEN),
+            BUILDING | OPEN
+        );
+        self.state.fetch_add(LOADED - BUILDING, Ordering::Release);
+    }
+
+    /// Lets a report read what the slot holds (its scope's container list and
     /// concurrent scope, which the holder publishes with release stores): `None` unless
-    /// the slot is loaded and its holder has not begun to unload. While the returned
-    /// guard lives, the holder's unload waits before it drops anything.
+    /// the slot is loaded, or being built with its fields published (`OPEN`), and its
+    /// holder has not begun to unload. While the returned guard lives, the holder's
+    /// unload waits before it drops anything (a build that fails or panics unloads the
+    /// same way). A pin taken during the build stays valid when the slot is loaded.
     #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
     pub(crate) fn pin_for_read(&self) -> Option<ReadPin<'_>> {
         let mut word = self.state.load(Ordering::Relaxed);
         loop {
-            if word & PHASE != LOADED || word / READER == MAX_READERS {
+            let phase = word & PHASE;
+            if word & OPEN == 0
+                || (phase != LOADED && phase != BUILDING)
+                || word / READER == MAX_READERS
+            {
                 return None;
             }
-            // Acquire: the pin sees what the holder published before `LOADED` (the
-            // compare-exchange reads a value in that store's release sequence). It can
-            // succeed only from `LOADED`, so it comes before the holder's move to
-            // `CLOSING` in the word's modification order, and that move counts it.
+            // Acquire: the pin sees what the holder published before `OPEN` or
+            // `LOADED` (the compare-exchange reads a value in that store's release
+            // sequence). It can succeed only from `BUILDING | OPEN` or `LOADED | OPEN`,
+            // so it comes before the holder's move to `CLOSING` in the word's
+            // modification order, and that move counts it (as does the move from
+            // building to loaded, which adds to the phase and leaves the count).
             match self.state.compare_exchange_weak(
                 word,
                 word + READER,
@@ -326,9 +362,9 @@ impl Record {
         // Only the holder changes the phase, so its own relaxed load reads it right.
         let phase = self.state.load(Ordering::Relaxed) & PHASE;
         debug_assert!(phase == BUILDING || phase == LOADED);
-        // One read-modify-write moves the phase to `CLOSING` and leaves the count as
-        // it is (the phase bits only grow, no carry): the count it returns is every pin
-        // that succeeded before it. Acquire: if that count is 0, the pins' release
+        // One read-modify-write moves the phase to `CLOSING` and leaves `OPEN` and the
+        // count as they are (the phase bits only grow, no carry): the count it returns
+        // is every pin that succeeded before it. Acquire: if that count is 0, the pins' release
         // subtractions are ordered before what the unload does next.
         let before = self.state.fetch_add(CLOSING - phase, Ordering::Acquire);
         if before / READER != 0 {
@@ -358,7 +394,7 @@ impl Record {
     /// Release: the next holder sees the rewound sub-block.
     #[inline]
     pub(crate) fn free(&self) {
-        debug_assert_eq!(self.state.load(Ordering::Relaxed), CLOSING);
+        debug_assert_eq!(self.state.load(Ordering::Relaxed) & !OPEN, CLOSING);
         // The copy is emptied first, so a report never gives a freed slot's name to
         // the next holder: a reader that sees the next holder's state (acquire, through
         // the release below) sees this 0 or the next holder's own length. No sequence
@@ -366,8 +402,24 @@ impl Record {
         // holder's whole name or none (see the module docs).
         self.name_len.store(0, Ordering::Relaxed);
         // The phase is `CLOSING` and the count 0 (`close_for_readers` waited, and no pin
-        // succeeds while closing), so a plain store loses nothing.
+        // succeeds while closing), so a plain store loses nothing; it clears `OPEN`.
         self.state.store(FREE, Ordering::Release);
+    }
+
+    /// Bytes between the sub-block's start and its root cursor's bump pointer: what
+    /// a plain slot's scope has placed so far (scopes nested in it included), read
+    /// from any thread without a pin. A sample: if the slot changes holders meanwhile,
+    /// it may be another load's figure.
+    #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
+    pub(crate) fn bump_now(&self) -> usize {
+        let h = self.holder.get();
+        // SAFETY: the `block` field is written only when the record is made, before
+        // the `Slots` is shared, and never replaced; a shared borrow of that one field
+        // (its `Cell`s are interior-mutable, and only the relaxed atomic `cur` of its
+        // root cursor is read, which its holder stores atomically; see
+        // `crate::block::cursor`).
+        let block = unsafe { &*ptr::addr_of!((*h).block) };
+        block.root().cur().saturating_sub(block.start_addr())
     }
 
     /// The slot as a report sees it.
@@ -400,8 +452,8 @@ impl Record {
     }
 }
 
-/// A report's hold on a loaded slot (see [`Record::pin_for_read`]); dropping it lets
-/// the holder unload.
+/// A report's hold on a loaded slot, or one being built (see
+/// [`Record::pin_for_read`]); dropping it lets the holder unload.
 #[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 pub(crate) struct ReadPin<'a>(&'a Record);
 
@@ -516,6 +568,11 @@ impl LoomSlotRecord {
     /// [`Record::try_claim`].
     pub fn try_claim(&self) -> bool {
         self.record.try_claim()
+    }
+
+    /// [`Record::publish_open`].
+    pub fn publish_open(&self) {
+        self.record.publish_open();
     }
 
     /// [`Record::mark_loaded`].

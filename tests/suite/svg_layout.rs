@@ -502,16 +502,27 @@ fn slots_are_drawn_free_used_or_being_built() {
     assert_eq!(attribute(slots[2], "fill").unwrap(), key("free"));
     let free_x = number(slots[2], "x");
     assert!(used.iter().all(|u| number(u, "x") != free_x));
-    // The slot being built: its own pattern and legend entry, and its row says so.
+    // The slot being built: drawn free, with the part its build has placed so far
+    // in its own pattern and legend entry, from the slot's start and in proportion
+    // to those bytes, and its row says so.
     assert_eq!(set.slots[1].state, scope_stack::SlotState::Building);
+    assert_eq!(attribute(slots[1], "fill").unwrap(), key("free"));
+    let building = elements(&svg, "slot-building");
+    assert_eq!(building.len(), 1, "{svg}");
     assert_eq!(
-        attribute(slots[1], "fill").unwrap(),
+        attribute(building[0], "fill").unwrap(),
         key("slot being built")
     );
+    assert_eq!(number(building[0], "x"), number(slots[1], "x"));
+    let share = number(building[0], "width") / number(slots[1], "width");
+    let placed = set.slots[1].used as f64 / set.bytes_each as f64;
+    assert!(set.slots[1].used >= 40_000, "{:?}", set.slots[1]);
+    assert!((share - placed).abs() < 0.01, "{share} drawn for {placed}");
     let rows = rows(&layout);
     assert!(
-        rows.iter().any(|r| r.trim_start()
-            == "Slot cell 0,1: building, bytes used not known until the build ends"),
+        rows.iter().any(
+            |r| r.trim_start() == "Slot cell 0,1: building, 39.1 KiB of 48.0 KiB placed so far"
+        ),
         "{rows:?}"
     );
     assert!(
