@@ -35,6 +35,28 @@
 //! app.update();
 //! assert!(app.world().resource::<ScratchStats>().threads >= 1);
 //! ```
+//!
+//! # Rules and recipes
+//!
+//! The README has each with a tested example; in short:
+//!
+//! - **`Send + Sync`.** [`FrameArena<R>`] and [`LevelSlots<R>`] need
+//!   `R::Of<'static>: Send + Sync` (systems read the root through `Res` on any thread,
+//!   and a frame or level may unload on another thread than the one that built it); a
+//!   value with a destructor placed in one must be `Send + 'static` (its finalizer runs
+//!   where the slot unloads); writes through `Res` ([`FrameArena::with_scope`]) go
+//!   through the root's shared types (`Pool`, atomics, `Mutex`); a
+//!   [`Pool`](scope_stack::Pool) is `Sync` when its items are `Send + Sync`.
+//!   [`ScratchArenas`] is `Send + Sync`, and the scopes it lends are neither.
+//! - **`par_iter`.** Capture `&scratch` ([`Scratch`]) in the closure and call
+//!   `scratch.with` per item: each thread opens scopes on its own pad.
+//! - **`TaskPool::scope`** needs its tasks' results `Send + 'static`: return owned
+//!   values, or write into memory that outlives the scope (the current frame through
+//!   `with_scope`, or a slice placed before it and split with `chunks_mut`), with each
+//!   task's temporaries on its thread's pad ([`ScratchArenas::with`]).
+//! - **Headless.** Add `TaskPoolPlugin` before [`ScopeStackPlugin`] (`MinimalPlugins`
+//!   and `DefaultPlugins` include it) and call `app.finish()` before driving
+//!   `app.update()` yourself (`App::run` does).
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
