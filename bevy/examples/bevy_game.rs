@@ -17,8 +17,7 @@
 //!
 //! Run: `cargo run -p scope-stack-bevy --example bevy_game`
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::alloc::System;
 
 use bevy_app::{App, TaskPoolOptions, TaskPoolPlugin, Update};
 use bevy_ecs::prelude::*;
@@ -27,38 +26,11 @@ use scope_stack_bevy::{
     FrameArena, LevelSlots, MemoryMapRequest, ScopeStackAppExt, ScopeStackPlugin, Scratch,
     ScratchStats,
 };
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
-/// Counts every allocation (and reallocation) of every thread.
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: each method forwards to `System` with the caller's arguments, which meet
-// `System`'s contract because they meet ours; counting touches only an atomic.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged (see above).
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged (see above).
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded unchanged (see above).
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged (see above).
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
+/// Counts every allocation (and reallocation) of every thread; a `Region` reads them.
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 const UNITS: usize = 2000;
 const WARM_UP: usize = 60;
@@ -208,9 +180,10 @@ fn run(app: &mut App, mut before_frame: impl FnMut(&mut App, usize) -> bool) -> 
     let mut stream_frames = Vec::new();
     for i in 0..WARM_UP + MEASURED {
         let streams = before_frame(app, i);
-        let start = ALLOCATIONS.load(Ordering::Relaxed);
+        let region = Region::new(GLOBAL);
         app.update();
-        let used = ALLOCATIONS.load(Ordering::Relaxed) - start;
+        let change = region.change();
+        let used = (change.allocations + change.reallocations) as u64;
         if streams {
             stream_frames.push(used);
         } else if i >= WARM_UP {
