@@ -175,3 +175,34 @@ fn values_with_drop_staged_across_a_move_are_dropped_once() {
         );
     });
 }
+
+#[test]
+fn a_thread_warmed_at_start_stages_its_first_list_without_the_heap() {
+    std::thread::spawn(|| {
+        let mut memory = LinearAllocator::with_capacity(64 << 10).unwrap();
+        // A list of unknown length (`filter` hides it) is staged.
+        let load = |memory: &mut LinearAllocator| {
+            memory.scope("level", |s| {
+                let names = ["a", "b", "c"].into_iter().filter(|_| true);
+                let de =
+                    serde::de::value::SeqDeserializer::<_, serde::de::value::Error>::new(names);
+                s.deserialize::<&[&str], _>(de).unwrap().len()
+            })
+        };
+        assert_eq!(
+            scope_stack::serde::warm_staging(),
+            scope_stack::serde::STAGING_BYTES
+        );
+        assert_eq!(
+            scope_stack::serde::warm_staging(),
+            0,
+            "a second call reserves nothing"
+        );
+        assert_eq!(
+            counting_alloc::heap_calls_during(|| assert_eq!(load(&mut memory), 3)),
+            0
+        );
+    })
+    .join()
+    .unwrap();
+}

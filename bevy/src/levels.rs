@@ -642,19 +642,10 @@ where
 }
 
 /// Reserves the calling thread's first serde staging block (the plugin's
-/// `warm_serde_staging`): deserializes a one-string list of unknown length, which the
-/// core stages there, into a small temporary block.
+/// `warm_serde_staging`), through the core's `serde::warm_staging`.
 #[cfg(feature = "serde")]
 pub(crate) fn warm_serde_staging() {
-    use serde::de::value::{Error, SeqDeserializer};
-    // `filter` hides the length, so the list is staged rather than carved at once.
-    let items = std::iter::once("warm").filter(|_| true);
-    let Ok(mut memory) = scope_stack::LinearAllocator::with_capacity(1024) else {
-        return;
-    };
-    memory.scope("serde staging warm-up", |s| {
-        let _ = s.deserialize::<&[&str], _>(SeqDeserializer::<_, Error>::new(items));
-    });
+    scope_stack::serde::warm_staging();
 }
 
 /// Reads one level into a slot from a deserializer (feature `serde`); handed to the

@@ -224,9 +224,9 @@ impl ScopeStackPlugin {
 #[derive(Resource)]
 struct Warmed;
 
-/// The first serde staging block of a thread, in bytes (the core's `STAGING_BYTES`).
+/// The first serde staging block of a thread, in bytes.
 #[cfg(feature = "serde")]
-const STAGING_BLOCK: usize = 1 << 20;
+const STAGING_BLOCK: usize = scope_stack::serde::STAGING_BYTES;
 #[cfg(not(feature = "serde"))]
 const STAGING_BLOCK: usize = 0;
 

@@ -463,4 +463,6 @@ pub use scope_stack_derive::DeserializeIn;
 pub use serde_field::Serde;
 pub use slots::{BuildError, LoadError};
 pub use sorted_map::SortedMap;
+#[cfg(feature = "std")]
+pub use staging::{warm_staging, STAGING_BYTES};
 pub use trait_in::{DeserializeIn, DropRule, Seed};

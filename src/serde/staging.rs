@@ -21,10 +21,15 @@ use core::cell::Cell;
 use crate::block::linear::LinearAllocator;
 use crate::scope::ScopeStack;
 
-/// Bytes of each thread's first staging block: the elements of the sequences being
-/// read at once (the outer ones, while an inner one is read), not their data. Under
-/// Miri, 4 KiB, so that the tests move sequences to larger blocks at Miri's sizes.
-pub(crate) const STAGING_BYTES: usize = if cfg!(miri) { 4 << 10 } else { 1 << 20 };
+/// Bytes of each thread's first serde staging block (feature `std`; see
+/// [`warm_staging`]): the elements of the sequences being read at once (the outer ones,
+/// while an inner one is read), not their data. 1 MiB; under Miri, 4 KiB, so that the
+/// tests move sequences to larger blocks at Miri's sizes.
+///
+/// ```
+/// assert!(scope_stack::serde::STAGING_BYTES >= 4096);
+/// ```
+pub const STAGING_BYTES: usize = if cfg!(miri) { 4 << 10 } else { 1 << 20 };
 
 /// How many sizes of block a thread may reserve (the largest is `STAGING_BYTES << 23`,
 /// 8 TiB, far beyond what a reservation succeeds at).
@@ -121,4 +126,36 @@ pub(crate) fn with_larger_staging<R>(
         Ok(Some(r)) => r,
         _ => (f.take().expect("called once"))(None),
     }
+}
+
+/// Reserves this thread's first serde staging block now, if it has none yet, and returns
+/// the bytes this call reserved: the block's size, or 0 when the thread had it already
+/// (or it could not be reserved, or the thread is exiting; a later load then tries
+/// again and, if it still cannot, falls back as it would without the block).
+///
+/// A sequence of unknown length (a JSON list) waits in its thread's staging block while
+/// its elements place their data; the block (1 MiB) is reserved from the global heap at
+/// the thread's first such load. A loader thread, or each thread of a pool that loads
+/// levels, calls this at start-up so that no load reserves it mid-game. Larger blocks,
+/// for sequences that outgrow the first, are still reserved when first needed.
+///
+/// ```
+/// let first = std::thread::spawn(|| {
+///     let reserved = scope_stack::serde::warm_staging();
+///     (reserved, scope_stack::serde::warm_staging())
+/// })
+/// .join()
+/// .unwrap();
+/// assert_eq!(first, (scope_stack::serde::STAGING_BYTES, 0));
+/// ```
+pub fn warm_staging() -> usize {
+    STAGING
+        .try_with(|staging| {
+            let level = 0;
+            if !staging.blocks[level].get().is_null() {
+                return 0;
+            }
+            staging.block(level).map_or(0, |_| STAGING_BYTES)
+        })
+        .unwrap_or(0)
 }
