@@ -11,7 +11,8 @@
 #   2 scope    src/scope/        scopes, finalizer chains, placement, Allocator
 #   3 carved   src/pool/, src/dense/, src/store/, src/concurrent/, src/slots/, src/heap/
 #                                                            carved from a scope
-#   4 above    src/report/, src/scratch/, src/carve/, src/tracy/ (docs and event tests)
+#   4 above    src/report/, src/scratch/, src/carve/, src/tracy/ (docs and event tests),
+#              src/serde/, src/inplace/ (levels in place, feature `rkyv`)
 # src/lib.rs (the crate root: declarations and re-exports) and src/rules.rs (prose and
 # doctests) stand outside the layers and are not checked.
 #
@@ -48,7 +49,7 @@ def layer_of(path):
         "block": 1,
         "scope": 2,
         "pool": 3, "dense": 3, "store": 3, "concurrent": 3, "slots": 3, "heap": 3,
-        "report": 4, "scratch": 4, "carve": 4, "tracy": 4, "serde": 4,
+        "report": 4, "scratch": 4, "carve": 4, "tracy": 4, "serde": 4, "inplace": 4,
     }
     return table.get(top, "unknown")
 

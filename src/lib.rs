@@ -208,6 +208,9 @@ pub mod concurrent;
 pub mod dense;
 mod error;
 pub mod heap;
+#[cfg(feature = "rkyv")]
+#[cfg_attr(docsrs, doc(cfg(feature = "rkyv")))]
+pub mod inplace;
 mod limits;
 pub mod pool;
 #[cfg(feature = "tracy")]
