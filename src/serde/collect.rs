@@ -64,14 +64,11 @@ where
     let room: &'s mut [MaybeUninit<T>] =
         scope.try_alloc_uninit_slice::<T>(n).map_err(alloc_error)?;
     let mut len = 0;
-    // Through the slots, not `room[len]`: the room's length is not known to be `n`
-    // here, so indexing kept a bounds check in the loop (postcard's canada rings: 27
-    // instructions a point with it, 26 without).
-    for slot in room.iter_mut() {
+    while len < n {
         // `T` needs no drop, so an error here leaves nothing to drop.
         match src.next()? {
             Some(v) => {
-                slot.write(v);
+                room[len].write(v);
                 len += 1;
             }
             None => break,
