@@ -34,8 +34,21 @@
 //! everything the exited thread wrote under that index (a concurrent scope's per-thread
 //! slot relies on this).
 //!
+//! For the memory map, which lists a concurrent scope's chunks by thread, the registry
+//! also keeps each index's holder (`std` only): a thread's first look-up stores a
+//! handle of it ([`std::thread::current`], whose name `std::thread::Builder::name` and
+//! rayon's `thread_name` set) beside its bitmap bit, and its exit clears it before the
+//! bit is given back, so [`name_of`] gives the name of the thread that holds an index
+//! now (a thread that took over an exited one's index shows its own name, or none).
+//! This costs the first look-up one lock of a `static` table (a `Mutex` over one
+//! `Option<Thread>` per bitmap index, 8 KiB) and an `Arc` clone, and the exit one lock;
+//! the look-ups after it are untouched. `std::thread::current` allocates the handle
+//! of a thread that std did not start and that has not asked for it before (the main
+//! thread, threads made outside std): once in that thread's life, at its first
+//! look-up. Indices past [`DENSE`] are shared and record no name.
+//!
 //! The registry is a fixed bitmap in a `static`: taking and returning an index never
-//! touches the global heap. Without `std` (no thread-locals) and under loom (whose
+//! touches the global heap (but for that handle, as said above). Without `std` (no thread-locals) and under loom (whose
 //! models must be deterministic across runs) every thread gets index 0; callers that
 //! know their worker number pass it to [`Pool::insert_in_shard`](crate::Pool::insert_in_shard).
 
@@ -86,6 +99,9 @@ mod imp {
                 // no index exclusively any more.
                 let _ = INDEX.try_with(|i| i.set(0));
                 let _ = EXCLUSIVE.try_with(|i| i.set(SHARED));
+                // Before the bit goes back: the next holder's name is the only one a
+                // map may show for the index once it is taken again.
+                names::forget(id);
                 give_back(id);
                 RETURNED.fetch_add(1, Ordering::Relaxed);
             }
@@ -129,8 +145,54 @@ mod imp {
             SHARED
         };
         let _ = EXCLUSIVE.try_with(|i| i.set(exclusive));
+        // After the index is set, so that an allocation `std::thread::current` makes
+        // (a global allocator that uses a pool, say) finds it and does not come back.
+        if exclusive == id {
+            names::record(id);
+        }
         id
     }
+
+    /// Each bitmap index's holder, for the memory map's thread names (see the module
+    /// docs).
+    mod names {
+        use std::string::String;
+        use std::sync::{Mutex, MutexGuard, PoisonError};
+        use std::thread::Thread;
+
+        use super::DENSE;
+
+        /// The thread that holds each bitmap index, or `None` while it is free.
+        static HOLDERS: Mutex<[Option<Thread>; DENSE as usize]> =
+            Mutex::new([const { None }; DENSE as usize]);
+
+        fn holders() -> MutexGuard<'static, [Option<Thread>; DENSE as usize]> {
+            // A panic while it was held leaves no table half-written (each change is
+            // one store of an `Option`).
+            HOLDERS.lock().unwrap_or_else(PoisonError::into_inner)
+        }
+
+        /// Records the calling thread as the holder of `id`, which it has just taken.
+        pub(super) fn record(id: u32) {
+            let me = std::thread::current();
+            let old = holders()[id as usize].replace(me);
+            // Dropped outside the lock (an `Arc`'s last reference frees it).
+            drop(old);
+        }
+
+        /// Clears `id`'s holder (its thread is exiting).
+        pub(super) fn forget(id: u32) {
+            let old = holders()[id as usize].take();
+            drop(old);
+        }
+
+        /// The name of the thread that holds `id` now.
+        pub(crate) fn name_of(id: u32) -> Option<String> {
+            let holder = holders().get(id as usize)?.clone();
+            holder.and_then(|t| t.name().map(String::from))
+        }
+    }
+    pub(crate) use names::name_of;
 
     /// The lowest free bitmap index, waiting a little for a lower one when the lowest
     /// free one is above what the program settled at (see the module docs); `DENSE`
@@ -295,6 +357,12 @@ mod imp {
     pub(crate) fn held(_index: u32) -> bool {
         false
     }
+
+    /// No thread names without `std`.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn name_of(_index: u32) -> Option<alloc::string::String> {
+        None
+    }
 }
 
 /// Under loom the models say which index each of their threads holds (see
@@ -328,10 +396,20 @@ mod imp {
     pub(crate) fn held(_index: u32) -> bool {
         false
     }
+
+    /// Models name no threads.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn name_of(_index: u32) -> Option<alloc::string::String> {
+        None
+    }
 }
 
 #[cfg(loom)]
 pub(crate) use imp::hold;
+/// The name of the thread that holds dense index `index` now, if it has one (`std`
+/// only; see the module docs).
+#[cfg(feature = "alloc")]
+pub(crate) use imp::name_of;
 pub(crate) use imp::{current, current_exclusive, current_exclusive_fast, held};
 
 #[cfg(all(test, feature = "std", not(loom)))]

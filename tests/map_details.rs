@@ -400,3 +400,105 @@ fn maps_taken_while_builds_run_and_fail_read_only_whole_figures() {
         });
     });
 }
+
+#[test]
+fn a_thread_with_a_name_shows_it_in_the_map_and_one_without_shows_its_number() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("level", |level| {
+        level.scope_concurrent("load", |load| {
+            let barrier = std::sync::Barrier::new(3);
+            let work = || {
+                load.local().alloc_str("mesh");
+                barrier.wait(); // both threads live while the map is taken
+                barrier.wait();
+            };
+            let (text, svg, named, unnamed) = std::thread::scope(|t| {
+                let a = std::thread::Builder::new()
+                    .name(String::from("loader"))
+                    .spawn_scoped(t, work)
+                    .unwrap();
+                let b = t.spawn(work);
+                barrier.wait();
+                let map = load.report();
+                barrier.wait();
+                a.join().unwrap();
+                b.join().unwrap();
+                let chunks = map.scopes[1].concurrent.clone().unwrap().chunks;
+                let named = chunks
+                    .iter()
+                    .find(|c| c.thread_name.as_deref() == Some("loader"))
+                    .cloned()
+                    .expect("the loader's chunk, named");
+                let unnamed = chunks
+                    .iter()
+                    .find(|c| c.thread_name.is_none())
+                    .cloned()
+                    .expect("the unnamed thread's chunk");
+                (map.to_string(), map.to_svg(), named, unnamed)
+            });
+            let loader = format!("- chunk of thread {} (loader) ", named.thread);
+            assert!(text.contains(&loader), "{loader:?} in\n{text}");
+            let plain = format!("- chunk of thread {} ", unnamed.thread);
+            assert!(text.contains(&plain), "{plain:?} in\n{text}");
+            let named_too = format!("thread {} (", unnamed.thread);
+            assert!(!text.contains(&named_too), "{text}");
+            assert!(svg.contains(&format!("chunk of thread {} (loader): ", named.thread)));
+            assert!(svg.contains(&format!("chunk of thread {}: ", unnamed.thread)));
+        });
+    });
+}
+
+#[test]
+fn an_index_taken_over_by_another_thread_shows_the_new_threads_name() {
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("level", |level| {
+        level.scope_concurrent("load", |load| {
+            let chunks = || load.report().scopes[1].concurrent.clone().unwrap().chunks;
+            let spawn = |name: Option<&str>| {
+                std::thread::scope(|t| {
+                    let mut b = std::thread::Builder::new();
+                    if let Some(name) = name {
+                        b = b.name(String::from(name));
+                    }
+                    // `join` waits until the thread has exited, so its index is back.
+                    b.spawn_scoped(t, || {
+                        load.local().alloc_str("mesh");
+                        let mine = chunks()
+                            .into_iter()
+                            .find(|c| c.thread_name.as_deref() == name && name.is_some());
+                        mine.map(|c| c.thread)
+                    })
+                    .unwrap()
+                    .join()
+                    .unwrap()
+                })
+            };
+            let first = spawn(Some("first")).expect("named while it lives");
+            // Gone: nothing shows its name, whoever holds its index now.
+            let gone = chunks();
+            assert!(gone.iter().any(|c| c.thread == first));
+            assert!(gone
+                .iter()
+                .all(|c| c.thread_name.as_deref() != Some("first")));
+            // An unnamed thread, then a named one, most likely on the same index
+            // (the lowest free one; other tests' threads may take it first).
+            spawn(None);
+            assert!(chunks()
+                .iter()
+                .all(|c| c.thread_name.as_deref() != Some("first")));
+            let second = spawn(Some("second")).expect("named while it lives");
+            if second == first {
+                // While it lived, its index's chunks (the first thread's included)
+                // showed its name; after it, none.
+                assert!(chunks()
+                    .iter()
+                    .all(|c| c.thread_name.as_deref() != Some("second")));
+            }
+            let text = load.report().to_string();
+            assert!(
+                !text.contains("(first)") && !text.contains("(second)"),
+                "{text}"
+            );
+        });
+    });
+}

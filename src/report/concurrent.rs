@@ -16,6 +16,7 @@
 //!   link records (issue 45). Those chains are read through their atomic heads (see
 //!   `crate::scope::finalizer::Chain`).
 
+use alloc::string::String;
 use alloc::vec::Vec;
 
 use crate::concurrent::shared::Inner;
@@ -86,6 +87,37 @@ pub struct ConcurrentReport {
 pub struct ChunkReport {
     /// The dense thread index of the thread that claimed it.
     pub thread: u32,
+    /// The name of the thread that holds that index when the report is taken, if it
+    /// has one ([`std::thread::Builder::name`], rayon's `thread_name`): the text prints
+    /// `chunk of thread 3 (loader)`, the picture likewise. An index is held by one live
+    /// thread at a time and an exiting thread gives it back, so a thread that took
+    /// over an exited one's index (and its per-thread chunks) shows its own name, or
+    /// none; so does an index no thread holds now. Always `None` without the `std`
+    /// feature.
+    ///
+    /// ```
+    /// use scope_stack::LinearAllocator;
+    ///
+    /// let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    /// memory.scope("level", |level| {
+    ///     level.scope_concurrent("load", |load| {
+    ///         std::thread::scope(|t| {
+    ///             std::thread::Builder::new()
+    ///                 .name("loader".into())
+    ///                 .spawn_scoped(t, || {
+    ///                     load.local().alloc_str("mesh");
+    ///                     let map = load.report(); // while the loader lives
+    ///                     let chunks = &map.scopes[1].concurrent.as_ref().unwrap().chunks;
+    ///                     let mine = chunks.iter().find(|c| c.thread_name.as_deref() == Some("loader"));
+    ///                     assert!(mine.is_some());
+    ///                     assert!(map.to_string().contains(" (loader)"));
+    ///                 })
+    ///                 .unwrap();
+    ///         });
+    ///     });
+    /// });
+    /// ```
+    pub thread_name: Option<String>,
     /// Offset of its first byte from the start of the block.
     pub offset: usize,
     /// Its size.
@@ -108,9 +140,20 @@ pub(crate) fn concurrent_report(inner: &Inner, block_start: usize) -> Concurrent
     for slot in inner.slots() {
         let at = chunks.len();
         let mut first = true;
+        // One look-up per thread: every chunk of a slot has its thread's index.
+        let mut name: Option<(u32, Option<String>)> = None;
         slot.for_each_chunk(|c| {
+            let thread_name = match &name {
+                Some((t, n)) if *t == c.thread => n.clone(),
+                _ => {
+                    let n = crate::thread_index::name_of(c.thread);
+                    name = Some((c.thread, n.clone()));
+                    n
+                }
+            };
             chunks.push(ChunkReport {
                 thread: c.thread,
+                thread_name,
                 offset: c.start - block_start,
                 bytes: c.end - c.start,
                 used: c.used_end - c.start,
@@ -135,6 +178,8 @@ pub(crate) fn concurrent_report(inner: &Inner, block_start: usize) -> Concurrent
 /// picture: a thread that claimed eleven chunks is one row, not eleven.
 pub(super) struct ChunkRun {
     pub(super) thread: u32,
+    /// The thread's name, if it has one (see [`ChunkReport::thread_name`]).
+    pub(super) thread_name: Option<String>,
     /// Chunks in the run.
     pub(super) count: usize,
     /// The lowest offset of its chunks, and the end of the highest.
@@ -161,7 +206,7 @@ pub(super) fn chunk_runs(c: &ConcurrentReport) -> Vec<ChunkRun> {
             (ch.tail, 0)
         };
         match runs.last_mut() {
-            Some(r) if r.thread == ch.thread => {
+            Some(r) if r.thread == ch.thread && r.thread_name == ch.thread_name => {
                 r.count += 1;
                 r.range = (r.range.0.min(ch.offset), r.range.1.max(end));
                 r.bytes += ch.bytes;
@@ -172,6 +217,7 @@ pub(super) fn chunk_runs(c: &ConcurrentReport) -> Vec<ChunkRun> {
             }
             _ => runs.push(ChunkRun {
                 thread: ch.thread,
+                thread_name: ch.thread_name.clone(),
                 count: 1,
                 range: (ch.offset, end),
                 bytes: ch.bytes,

@@ -180,12 +180,22 @@ fn region_lines(out: &mut Vec<Line>, c: &ConcurrentReport, at: usize) {
     }
 }
 
-/// `chunk of thread 3`, or `11 chunks of thread 0` for a run.
+/// `chunk of thread 3`, or `11 chunks of thread 0` for a run; `chunk of thread 3
+/// (loader)` for a thread with a name.
 pub(super) fn chunk_run_name(run: &ChunkRun) -> String {
+    let thread = thread_label(run.thread, run.thread_name.as_deref());
     if run.count == 1 {
-        alloc::format!("chunk of thread {}", run.thread)
+        alloc::format!("chunk of {thread}")
     } else {
-        alloc::format!("{} chunks of thread {}", run.count, run.thread)
+        alloc::format!("{} chunks of {thread}", run.count)
+    }
+}
+
+/// `thread 3`, or `thread 3 (loader)` for a thread with a name.
+pub(super) fn thread_label(index: u32, name: Option<&str>) -> String {
+    match name {
+        Some(name) => alloc::format!("thread {index} ({name})"),
+        None => alloc::format!("thread {index}"),
     }
 }
 

@@ -77,6 +77,7 @@ fn map() -> MemoryMap {
             chunks: alloc::vec![
                 ChunkReport {
                     thread: 1,
+                    thread_name: None,
                     offset: harbour + 256,
                     bytes: 1024,
                     used: 700,
@@ -85,6 +86,7 @@ fn map() -> MemoryMap {
                 },
                 ChunkReport {
                     thread: 2,
+                    thread_name: Some(String::from("loader")),
                     offset: harbour + 1280,
                     bytes: 1024,
                     used: 300,
@@ -215,7 +217,10 @@ fn a_concurrent_slot_shows_its_region_like_a_concurrent_scope() {
     assert!(layout
         .labels
         .iter()
-        .any(|l| l.text.trim_start() == "chunk of thread 2: 300 B of 1.0 KiB used"));
+        .any(|l| l.text.trim_start() == "chunk of thread 2 (loader): 300 B of 1.0 KiB used"));
+    // The unnamed thread's rows carry its number only.
+    assert!(map().to_string().contains("- chunk of thread 1 "));
+    assert!(svg.contains("<title>chunk of thread 2 (loader): 300 of 1024 bytes used</title>"));
     assert!(layout
         .labels
         .iter()

@@ -138,24 +138,25 @@ pub struct SlotReport {
     /// memory.scope("game", |game| {
     ///     let levels = game.new_slots("levels", 1, 64 << 10);
     ///     let map = game.map_handle();
-    ///     let (placed, go_on) = (mpsc::channel(), mpsc::channel::<()>());
+    ///     let (placed, was_placed) = mpsc::channel();
+    ///     let (go_on, wait) = mpsc::channel::<()>();
     ///     std::thread::scope(|t| {
-    ///         t.spawn(|| {
+    ///         t.spawn(move || {
     ///             let level = levels.load::<Bytes>("forest", |s| {
     ///                 let bytes = &*s.alloc_slice_fill_copy(10_000, 7u8);
-    ///                 placed.0.send(()).unwrap();
-    ///                 go_on.1.recv().unwrap(); // the map is taken here
+    ///                 placed.send(()).unwrap();
+    ///                 wait.recv().unwrap(); // the map is taken here
     ///                 bytes
     ///             });
     ///             drop(level);
     ///         });
-    ///         placed.1.recv().unwrap();
+    ///         was_placed.recv().unwrap();
     ///         let report = map.report();
     ///         let slot = &report.scopes[0].slots[0].slots[0];
     ///         assert_eq!(slot.state, SlotState::Building);
     ///         assert!(slot.used >= 10_000);
     ///         assert!(report.to_string().contains("placed so far"));
-    ///         go_on.0.send(()).unwrap();
+    ///         go_on.send(()).unwrap();
     ///     });
     /// });
     /// ```

@@ -14,7 +14,7 @@ use super::concurrent::ConcurrentReport;
 use super::layout::{
     Band, Role, RowKind, SvgLabel, SvgLayout, Swatch, CHAR_WIDTH, FONT_FAMILY, SCOPE_DEPTH_COLOURS,
 };
-use super::map::MemoryMap;
+use super::map::{thread_label, MemoryMap};
 use super::pool_row::PoolReport;
 use super::scope_row::ScopeReport;
 use super::slots::SlotState;
@@ -361,10 +361,12 @@ fn draw_chunks(s: &mut String, band: &Band, c: &ConcurrentReport, y: f64, h: f64
             s,
             "<rect class=\"chunk\" x=\"{cx:.2}\" y=\"{y:.2}\" width=\"{cw:.2}\" \
              height=\"{h}\" fill=\"#ffffff\" fill-opacity=\"0.6\" stroke=\"#333\" \
-             stroke-width=\"0.5\"><title>chunk of thread {}: {} of {} bytes used</title></rect>\n\
+             stroke-width=\"0.5\"><title>chunk of {}: {} of {} bytes used</title></rect>\n\
              <rect class=\"chunk-used\" x=\"{cx:.2}\" y=\"{y:.2}\" width=\"{uw:.2}\" \
              height=\"{h}\" fill=\"{CHUNK_USED}\" fill-opacity=\"0.7\"/>",
-            ch.thread, ch.used, ch.bytes,
+            escape(&thread_label(ch.thread, ch.thread_name.as_deref())),
+            ch.used,
+            ch.bytes,
         );
     }
 }
