@@ -21,7 +21,7 @@ use std::alloc::System;
 
 use bevy_app::{App, TaskPoolOptions, TaskPoolPlugin, Update};
 use bevy_ecs::prelude::*;
-use scope_stack::{slot_root, ConcurrentScope, Pool};
+use scope_stack::{slot_root, ConcurrentScope, Place, Pool};
 use scope_stack_bevy::{
     FrameArena, LevelSlots, MemoryMapRequest, ScopeStackAppExt, ScopeStackPlugin, Scratch,
     ScratchStats,

@@ -2,14 +2,27 @@
 //! [`PreUpdate`](bevy_app::PreUpdate).
 //!
 //! Invariant: at most one build is pending, as a task on the async compute pool that
-//! takes a free slot ([`Slots::load_concurrent`]) and builds the level there. (Not
-//! the waiting [`Slots::load_concurrent_async`]: the slot a build waits for is often
+//! takes a free slot and builds the level there. (Not a waiting load such as
+//! [`Slots::load_task_async`]: the slot a build waits for is often
 //! the playing level's, which only the swap frees, so a build with no free slot fails
 //! at once into [`LevelSlots::last_error`] instead of waiting for ever.)
 //! The swap moves the finished level into `current` and drops the one it replaces on
 //! the main schedule's thread, so its slot unloads there and is free for the next
 //! build. A build needs a free slot while the current level plays: give the set at
 //! least two slots.
+//!
+//! # Which slot kind a level takes
+//!
+//! A level built by one thread (the async task that runs [`LevelSlots::stream`] or
+//! reads a file with [`LevelSlots::stream_from_bytes`]) loads through a *task* slot
+//! ([`Slots::load_task`]): the slot's plain scope, one bump pointer, no per-thread
+//! table, so it takes what a plain load of the same data takes. A level that several
+//! threads build at once, or that systems add to through `Res` while it plays
+//! ([`LevelSlots::with_scope`]), loads through a *concurrent* slot
+//! ([`LevelSlots::stream_concurrent`], [`LevelReader::read_concurrent`]): each thread
+//! that places into it claims a chunk of the slot, so it takes more bytes for the
+//! same data (about 2.2× for a small JSON level; the README has the figures). The two
+//! kinds are one type to the app, [`LoadedLevel`].
 //!
 //! Each finished build announces itself with a [`LevelMessage`] (ready, then swapped
 //! in; or failed), written by [`swap_levels`]. The names and errors are shared text
@@ -39,7 +52,7 @@
 //! use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 //! use bevy_app::{App, PostUpdate, TaskPoolPlugin, Update};
 //! use bevy_ecs::prelude::*;
-//! use scope_stack::{slot_root, Pool};
+//! use scope_stack::{slot_root, Carve, Pool};
 //! use scope_stack_bevy::{LevelSlots, ScopeStackAppExt, ScopeStackPlugin};
 //!
 //! struct Enemy {
@@ -94,14 +107,241 @@ use std::sync::Arc;
 
 use bevy_ecs::message::{Message, Messages};
 use bevy_ecs::prelude::*;
-use bevy_tasks::{futures::check_ready, AsyncComputeTaskPool, Task};
-use scope_stack::{AllocError, ConcurrentScope, Loaded, MapHandle, Shared, SlotRoot, Slots};
+use bevy_tasks::{futures::check_ready, AsyncComputeTaskPool, Task as BevyTask};
+use scope_stack::{
+    AllocError, ConcurrentScope, Loaded, MapHandle, Shared, SlotRoot, Slots, Task, TaskScope,
+};
 
 use crate::stats::{LevelSlotsStats, LevelStats};
 
 /// What a build task gives back: the level's name, and the level or the text of why it
 /// failed.
-type Built<R> = (Arc<str>, Result<Loaded<'static, R, Shared>, Arc<str>>);
+type Built<R> = (Arc<str>, Result<LoadedLevel<R>, Arc<str>>);
+
+/// A level loaded in a slot of a [`LevelSlots`], of either kind: built by one thread in
+/// a task slot ([`LevelSlots::stream`], [`LevelReader::read`]), or in a concurrent
+/// slot that several threads may fill ([`LevelSlots::stream_concurrent`],
+/// [`LevelReader::read_concurrent`]). [`LevelSlots::current`] lends it; dropping it
+/// unloads the slot.
+///
+/// ```
+/// use scope_stack::{slot_root, Slots};
+/// use scope_stack_bevy::LoadedLevel;
+/// slot_root!(struct Bytes = for<'s> &'s [u8]);
+///
+/// let slots = Slots::leak("levels", 2, 64 << 10)?;
+/// let task: LoadedLevel<Bytes> = slots.load_task::<Bytes>("a", |s| {
+///     use scope_stack::Place;
+///     &*s.alloc_slice_copy(&[7u8; 1000])
+/// })?.into();
+/// let shared: LoadedLevel<Bytes> =
+///     slots.load_concurrent::<Bytes>("b", |s| &*s.alloc_slice_copy(&[7u8; 1000]))?.into();
+/// assert_eq!((task.kind(), shared.kind()), ("task", "shared"));
+/// assert_eq!(task.with(|b| b.len()), shared.with(|b| b.len()));
+/// assert!(task.used() < shared.used()); // no per-thread chunk
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub enum LoadedLevel<R: SlotRoot> {
+    /// Built by one thread, through a task slot's [`TaskScope`]: a plain load's bytes.
+    Task(Loaded<'static, R, Task>),
+    /// Built through a concurrent slot's [`ConcurrentScope`], which systems may keep
+    /// filling through `Res` ([`LevelSlots::with_scope`]).
+    Shared(Loaded<'static, R, Shared>),
+}
+
+impl<R: SlotRoot> LoadedLevel<R> {
+    /// Lends the root to `f` (see [`Loaded::with`]).
+    ///
+    /// ```
+    /// # use scope_stack::{slot_root, Slots};
+    /// # slot_root!(struct Unit = for<'s> ());
+    /// let slots = Slots::leak("levels", 1, 4096)?;
+    /// let level = scope_stack_bevy::LoadedLevel::from(slots.load_task::<Unit>("a", |_| ())?);
+    /// assert_eq!(level.with(|_| 1), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    #[inline]
+    pub fn with<T>(&self, f: impl for<'x, 'y> FnOnce(&'y R::Of<'x>) -> T) -> T {
+        match self {
+            LoadedLevel::Task(level) => level.with(f),
+            LoadedLevel::Shared(level) => level.with(f),
+        }
+    }
+
+    /// Lends the root mutably with the slot's placement surface (see
+    /// [`Loaded::with_mut`]).
+    ///
+    /// ```
+    /// # use scope_stack::{slot_root, Slots};
+    /// use scope_stack_bevy::{LevelScope, LoadedLevel};
+    /// slot_root!(struct Names = for<'s> Vec<&'s str>);
+    /// let slots = Slots::leak("levels", 1, 4096)?;
+    /// let mut level = LoadedLevel::from(slots.load_task::<Names>("a", |_| Vec::new())?);
+    /// level.with_mut(|names, scope| {
+    ///     use scope_stack::Place;
+    ///     if let LevelScope::Task(s) = scope {
+    ///         names.push(s.alloc_str("added"));
+    ///     }
+    /// });
+    /// assert_eq!(level.with(|n| n.len()), 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_mut<T>(
+        &mut self,
+        f: impl for<'x, 'y> FnOnce(&'y mut R::Of<'x>, LevelScope<'x>) -> T,
+    ) -> T {
+        match self {
+            LoadedLevel::Task(level) => level.with_mut(|root, s| f(root, LevelScope::Task(s))),
+            LoadedLevel::Shared(level) => level.with_mut(|root, s| f(root, LevelScope::Shared(s))),
+        }
+    }
+
+    /// Lends the root shared with the slot's concurrent scope, on a
+    /// [`Shared`](LoadedLevel::Shared) level (see [`Loaded::with_scope`]); `None` on a
+    /// task level, whose scope is not shared.
+    ///
+    /// ```
+    /// # use scope_stack::{slot_root, Slots};
+    /// # slot_root!(struct Unit = for<'s> ());
+    /// let slots = Slots::leak("levels", 2, 4096)?;
+    /// let task = scope_stack_bevy::LoadedLevel::from(slots.load_task::<Unit>("a", |_| ())?);
+    /// let shared = scope_stack_bevy::LoadedLevel::from(slots.load_concurrent::<Unit>("b", |_| ())?);
+    /// assert_eq!((task.with_scope(|_, _| 1), shared.with_scope(|_, _| 1)), (None, Some(1)));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_scope<T>(
+        &self,
+        f: impl for<'x, 'y> FnOnce(&'y R::Of<'x>, &'x ConcurrentScope<'x>) -> T,
+    ) -> Option<T> {
+        match self {
+            LoadedLevel::Task(_) => None,
+            LoadedLevel::Shared(level) => Some(level.with_scope(f)),
+        }
+    }
+
+    /// The name the level was loaded with.
+    ///
+    /// ```
+    /// # use scope_stack::{slot_root, Slots};
+    /// # slot_root!(struct Unit = for<'s> ());
+    /// let slots = Slots::leak("levels", 1, 4096)?;
+    /// let level = scope_stack_bevy::LoadedLevel::from(slots.load_task::<Unit>("moon", |_| ())?);
+    /// assert_eq!(level.name(), "moon");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn name(&self) -> &str {
+        match self {
+            LoadedLevel::Task(level) => level.name(),
+            LoadedLevel::Shared(level) => level.name(),
+        }
+    }
+
+    /// Bytes in use in the level's slot (see [`Loaded::used`]): what to size the slots
+    /// from.
+    ///
+    /// ```
+    /// # use scope_stack::{slot_root, Slots};
+    /// slot_root!(struct Bytes = for<'s> &'s [u8]);
+    /// let slots = Slots::leak("levels", 1, 4096)?;
+    /// let level = scope_stack_bevy::LoadedLevel::from(slots.load_task::<Bytes>("a", |s| {
+    ///     use scope_stack::Place;
+    ///     &*s.alloc_slice_copy(&[0u8; 1000])
+    /// })?);
+    /// assert!(level.used() >= 1000);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn used(&self) -> usize {
+        match self {
+            LoadedLevel::Task(level) => level.used(),
+            LoadedLevel::Shared(level) => level.used(),
+        }
+    }
+
+    /// Which slot of the set holds the level.
+    ///
+    /// ```
+    /// # use scope_stack::{slot_root, Slots};
+    /// # slot_root!(struct Unit = for<'s> ());
+    /// let slots = Slots::leak("levels", 1, 4096)?;
+    /// assert_eq!(scope_stack_bevy::LoadedLevel::from(slots.load_task::<Unit>("a", |_| ())?).slot(), 0);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn slot(&self) -> usize {
+        match self {
+            LoadedLevel::Task(level) => level.slot(),
+            LoadedLevel::Shared(level) => level.slot(),
+        }
+    }
+
+    /// `"task"` or `"shared"`: which kind of slot the level was loaded through.
+    ///
+    /// ```
+    /// # use scope_stack::{slot_root, Slots};
+    /// # slot_root!(struct Unit = for<'s> ());
+    /// let slots = Slots::leak("levels", 1, 4096)?;
+    /// assert_eq!(scope_stack_bevy::LoadedLevel::from(slots.load_concurrent::<Unit>("a", |_| ())?).kind(), "shared");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn kind(&self) -> &'static str {
+        match self {
+            LoadedLevel::Task(_) => "task",
+            LoadedLevel::Shared(_) => "shared",
+        }
+    }
+}
+
+impl<R: SlotRoot> From<Loaded<'static, R, Task>> for LoadedLevel<R> {
+    fn from(level: Loaded<'static, R, Task>) -> Self {
+        LoadedLevel::Task(level)
+    }
+}
+
+impl<R: SlotRoot> From<Loaded<'static, R, Shared>> for LoadedLevel<R> {
+    fn from(level: Loaded<'static, R, Shared>) -> Self {
+        LoadedLevel::Shared(level)
+    }
+}
+
+impl<R: SlotRoot> std::fmt::Debug for LoadedLevel<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LoadedLevel::Task(level) => level.fmt(f),
+            LoadedLevel::Shared(level) => level.fmt(f),
+        }
+    }
+}
+
+/// The placement surface [`LevelSlots::with_mut`] lends with the level's root: a task
+/// slot's [`TaskScope`] or a concurrent slot's [`ConcurrentScope`], as the level was
+/// built. Both place through [`Place`](scope_stack::Place) and
+/// [`Carve`](scope_stack::Carve), so a generic helper serves both arms.
+///
+/// ```
+/// use scope_stack::{slot_root, Place, Slots};
+/// use scope_stack_bevy::{LevelScope, LoadedLevel};
+/// slot_root!(struct Names = for<'s> Vec<&'s str>);
+///
+/// fn label<'s>(place: impl Place<'s>, n: u32) -> &'s str {
+///     place.alloc_fmt(format_args!("wave {n}"))
+/// }
+/// let slots = Slots::leak("levels", 1, 4096)?;
+/// let mut level = LoadedLevel::from(slots.load_concurrent::<Names>("a", |_| Vec::new())?);
+/// level.with_mut(|names, scope| {
+///     names.push(match scope {
+///         LevelScope::Task(s) => label(s, 2),
+///         LevelScope::Shared(s) => label(s, 2),
+///     })
+/// });
+/// assert_eq!(level.with(|n| n[0].len()), 6);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy)]
+pub enum LevelScope<'x> {
+    /// A level built through a task slot.
+    Task(TaskScope<'x>),
+    /// A level built through a concurrent slot.
+    Shared(&'x ConcurrentScope<'x>),
+}
 
 /// What happened to a level of a [`LevelSlots<R>`](LevelSlots): a Bevy [`Message`]
 /// that [`swap_levels`] writes in [`PreUpdate`](bevy_app::PreUpdate) when a build
@@ -117,7 +357,7 @@ type Built<R> = (Arc<str>, Result<Loaded<'static, R, Shared>, Arc<str>>);
 /// ```
 /// use bevy_app::{App, TaskPoolPlugin, Update};
 /// use bevy_ecs::prelude::*;
-/// use scope_stack::slot_root;
+/// use scope_stack::{slot_root, Place};
 /// use scope_stack_bevy::{LevelEvent, LevelMessage, LevelSlots, ScopeStackAppExt, ScopeStackPlugin};
 /// slot_root!(struct Name = for<'s> &'s str);
 ///
@@ -228,7 +468,7 @@ pub enum LevelEvent {
 ///
 /// ```
 /// use bevy_app::{App, TaskPoolPlugin};
-/// use scope_stack::slot_root;
+/// use scope_stack::{slot_root, Place};
 /// use scope_stack_bevy::{LevelSlots, ScopeStackAppExt, ScopeStackPlugin};
 ///
 /// struct Level<'s> {
@@ -255,10 +495,10 @@ where
     R::Of<'static>: Send + Sync,
 {
     slots: &'static Slots,
-    current: Option<Loaded<'static, R, Shared>>,
+    current: Option<LoadedLevel<R>>,
     /// The current level's name, shared with the messages about it.
     current_name: Option<Arc<str>>,
-    pending: Option<Task<Built<R>>>,
+    pending: Option<BevyTask<Built<R>>>,
     swaps: u64,
     failures: u64,
     /// The most bytes any level used (as last seen by `stats_now`).
@@ -296,10 +536,16 @@ where
         })
     }
 
-    /// Starts building level `name` with `build` on the [`AsyncComputeTaskPool`] (in a
-    /// concurrent scope on a free slot; with every slot held, the build fails and
-    /// [`last_error`](Self::last_error) names the holders). A build still pending is
+    /// Starts building level `name` with `build` on the [`AsyncComputeTaskPool`], in a
+    /// task slot ([`Slots::load_task`]: one thread builds, and the level takes what a
+    /// plain load of it takes). `build` places through [`Place`](scope_stack::Place)
+    /// and [`Carve`](scope_stack::Carve) (bring them into scope); a value that needs
+    /// drop must be `Send`. With every slot held the build fails and
+    /// [`last_error`](Self::last_error) names the holders. A build still pending is
     /// cancelled (its task is dropped; a level it had finished unloads).
+    ///
+    /// For a level whose build fans out to worker threads, or that systems add to
+    /// through `Res` while it plays, use [`stream_concurrent`](Self::stream_concurrent).
     ///
     /// # Panics
     /// When the async compute pool does not exist (add `TaskPoolPlugin`). A root that
@@ -307,7 +553,7 @@ where
     ///
     /// ```
     /// use bevy_tasks::{AsyncComputeTaskPool, TaskPool};
-    /// use scope_stack::slot_root;
+    /// use scope_stack::{slot_root, Place};
     /// slot_root!(struct Name = for<'s> &'s str);
     ///
     /// AsyncComputeTaskPool::get_or_init(TaskPool::new);
@@ -316,25 +562,56 @@ where
     /// assert!(levels.is_loading());
     /// while !levels.swap() {}
     /// assert_eq!(levels.with(|n| n.len()), Some(6));
+    /// assert_eq!(levels.current().unwrap().kind(), "task");
     /// ```
+    // The build's `SlotError` stays inline (no heap on a failed load), as in the core.
+    #[allow(clippy::result_large_err)]
     pub fn stream(
+        &mut self,
+        name: impl Into<String>,
+        build: impl for<'x> FnOnce(TaskScope<'x>) -> R::Of<'x> + Send + 'static,
+    ) {
+        self.stream_with(name, move |slots, name| slots.load_task::<R>(name, build));
+    }
+
+    /// Starts building level `name` with `build` on the [`AsyncComputeTaskPool`], in a
+    /// concurrent slot ([`Slots::load_concurrent`]): `build` may hand the
+    /// [`ConcurrentScope`] to worker threads that place into it at once, and systems
+    /// may keep adding to the playing level through `Res` with
+    /// [`with_scope`](Self::with_scope). Each thread that places claims a chunk of the
+    /// slot, so the level takes more bytes than through [`stream`](Self::stream)
+    /// (see the README's sizing table). Otherwise as `stream`.
+    ///
+    /// # Panics
+    /// As [`stream`](Self::stream).
+    ///
+    /// ```
+    /// use bevy_tasks::{AsyncComputeTaskPool, TaskPool};
+    /// use scope_stack::slot_root;
+    /// slot_root!(struct Name = for<'s> &'s str);
+    ///
+    /// AsyncComputeTaskPool::get_or_init(TaskPool::new);
+    /// let mut levels = scope_stack_bevy::LevelSlots::<Name>::new("levels", 2, 4096).unwrap();
+    /// levels.stream_concurrent("castle", |s| s.alloc_str("castle"));
+    /// while !levels.swap() {}
+    /// assert_eq!(levels.current().unwrap().kind(), "shared");
+    /// assert_eq!(levels.with_scope(|n, _| n.len()), Some(6));
+    /// ```
+    #[allow(clippy::result_large_err)]
+    pub fn stream_concurrent(
         &mut self,
         name: impl Into<String>,
         build: impl for<'x> FnOnce(&'x ConcurrentScope<'x>) -> R::Of<'x> + Send + 'static,
     ) {
-        let name: Arc<str> = name.into().into();
-        let slots = self.slots;
-        self.pending = Some(AsyncComputeTaskPool::get().spawn(async move {
-            let built = slots
-                .load_concurrent::<R>(&name, build)
-                .map_err(|e| e.to_string().into());
-            (name, built)
-        }));
+        self.stream_with(name, move |slots, name| {
+            slots.load_concurrent::<R>(name, build)
+        });
     }
 
     /// Starts a build on the [`AsyncComputeTaskPool`] that may fail: `read` gets the
-    /// set and the name, loads a slot (with `load_concurrent` or, with the `serde`
-    /// feature, `load_concurrent_from`) and returns the level or an error, which
+    /// set and the name, loads a slot of either kind (`load_task`, `try_load_task`,
+    /// `load_concurrent`, ... or, with the `serde` feature, `load_task_from` and
+    /// `load_concurrent_from`) and returns the [`Loaded`] level or an error, which
     /// [`last_error`](Self::last_error) then shows. A build still pending is cancelled.
     ///
     /// # Panics
@@ -348,23 +625,25 @@ where
     /// AsyncComputeTaskPool::get_or_init(TaskPool::new);
     /// let mut levels = scope_stack_bevy::LevelSlots::<Bytes>::new("levels", 2, 4096).unwrap();
     /// levels.stream_with("too big", |slots, name| {
-    ///     slots.try_load_concurrent::<Bytes>(name, |s| Ok(&*s.try_alloc_slice_copy(&[0u8; 8192])?))
+    ///     use scope_stack::Place;
+    ///     slots.try_load_task::<Bytes>(name, |s| Ok(&*s.try_alloc_slice_copy(&[0u8; 8192])?))
     /// });
     /// while !levels.swap() {}
     /// assert!(levels.current().is_none());
     /// assert!(levels.last_error().unwrap().contains("too big"));
     /// ```
-    pub fn stream_with<E: std::fmt::Display>(
+    pub fn stream_with<L: Into<LoadedLevel<R>>, E: std::fmt::Display>(
         &mut self,
         name: impl Into<String>,
-        read: impl FnOnce(&'static Slots, &str) -> Result<Loaded<'static, R, Shared>, E>
-            + Send
-            + 'static,
+        read: impl FnOnce(&'static Slots, &str) -> Result<L, E> + Send + 'static,
     ) {
         let name: Arc<str> = name.into().into();
         let slots = self.slots;
         self.pending = Some(AsyncComputeTaskPool::get().spawn(async move {
-            let built = read(slots, &name).map_err(|e| e.to_string().into());
+            let built = match read(slots, &name) {
+                Ok(level) => Ok(level.into()),
+                Err(e) => Err(e.to_string().into()),
+            };
             (name, built)
         }));
     }
@@ -421,7 +700,7 @@ where
     /// let levels = scope_stack_bevy::LevelSlots::<Unit>::new("levels", 2, 4096).unwrap();
     /// assert!(levels.current().is_none());
     /// ```
-    pub fn current(&self) -> Option<&Loaded<'static, R, Shared>> {
+    pub fn current(&self) -> Option<&LoadedLevel<R>> {
         self.current.as_ref()
     }
 
@@ -438,7 +717,11 @@ where
     }
 
     /// Lends the current level's root shared, with its concurrent scope (see
-    /// [`Loaded::with_scope`]); `None` before the first swap.
+    /// [`Loaded::with_scope`]); `None` before the first swap, and on a level built in
+    /// a task slot ([`stream`](Self::stream), [`LevelReader::read`]), whose scope one
+    /// thread at a time uses: build a level that systems add to through `Res` with
+    /// [`stream_concurrent`](Self::stream_concurrent) or
+    /// [`LevelReader::read_concurrent`].
     ///
     /// ```
     /// # use scope_stack::slot_root;
@@ -450,11 +733,12 @@ where
         &self,
         f: impl for<'x, 'y> FnOnce(&'y R::Of<'x>, &'x ConcurrentScope<'x>) -> T,
     ) -> Option<T> {
-        self.current.as_ref().map(|level| level.with_scope(f))
+        self.current.as_ref().and_then(|level| level.with_scope(f))
     }
 
-    /// Lends the current level's root mutably, with its concurrent scope; `None`
-    /// before the first swap.
+    /// Lends the current level's root mutably, with its slot's placement surface (a
+    /// [`LevelScope`]: the task slot's or the concurrent slot's, as the level was
+    /// built); `None` before the first swap.
     ///
     /// ```
     /// # use scope_stack::slot_root;
@@ -464,7 +748,7 @@ where
     /// ```
     pub fn with_mut<T>(
         &mut self,
-        f: impl for<'x, 'y> FnOnce(&'y mut R::Of<'x>, &'x ConcurrentScope<'x>) -> T,
+        f: impl for<'x, 'y> FnOnce(&'y mut R::Of<'x>, LevelScope<'x>) -> T,
     ) -> Option<T> {
         self.current.as_mut().map(|level| level.with_mut(f))
     }
@@ -510,7 +794,7 @@ where
     ///
     /// ```
     /// use bevy_tasks::{AsyncComputeTaskPool, TaskPool};
-    /// use scope_stack::slot_root;
+    /// use scope_stack::{slot_root, Place};
     /// slot_root!(struct Bytes = for<'s> &'s [u8]);
     ///
     /// AsyncComputeTaskPool::get_or_init(TaskPool::new);
@@ -593,7 +877,8 @@ where
     /// Builds level `name` from a file's `bytes` on the [`AsyncComputeTaskPool`]
     /// (feature `serde`): `read` makes the format's deserializer over the bytes and
     /// hands it to [`LevelReader::read`], which deserializes the root straight into a
-    /// slot ([`Slots::load_concurrent_from`]). A failed read leaves its error in
+    /// task slot ([`Slots::load_task_from`]; or [`LevelReader::read_concurrent`], into
+    /// a concurrent slot). A failed read leaves its error in
     /// [`last_error`](Self::last_error) and the slot free. A build still pending is
     /// cancelled.
     ///
@@ -620,14 +905,14 @@ where
     /// while !levels.swap() {}
     /// assert_eq!(levels.with(|l| (l.name.len(), l.spawns.len())), Some((6, 2)));
     /// ```
-    pub fn stream_from_bytes<E: std::fmt::Display>(
+    pub fn stream_from_bytes<L, E: std::fmt::Display>(
         &mut self,
         name: impl Into<String>,
         bytes: Vec<u8>,
-        read: impl FnOnce(&[u8], LevelReader<'_, R>) -> Result<Loaded<'static, R, Shared>, E>
-            + Send
-            + 'static,
-    ) {
+        read: impl FnOnce(&[u8], LevelReader<'_, R>) -> Result<L, E> + Send + 'static,
+    ) where
+        L: Into<LoadedLevel<R>>,
+    {
         self.stream_with(name, move |slots, name| {
             read(
                 &bytes,
@@ -678,8 +963,9 @@ where
     R: SlotRoot,
     for<'x> R::Of<'x>: scope_stack::DeserializeIn<'x>,
 {
-    /// Deserializes the level's root into a free slot of the set
-    /// ([`Slots::load_concurrent_from`]).
+    /// Deserializes the level's root into a free task slot of the set
+    /// ([`Slots::load_task_from`]): the task reading the file is the one thread that
+    /// builds, so the level takes what a plain load of it takes.
     ///
     /// # Errors
     /// The deserializer's error (bad input), with the slot's own beside it when the slot
@@ -702,6 +988,35 @@ where
     // loads do, so a failed read allocates nothing.
     #[allow(clippy::result_large_err)]
     pub fn read<'de, D: serde::Deserializer<'de>>(
+        self,
+        deserializer: D,
+    ) -> Result<Loaded<'static, R, Task>, scope_stack::serde::LoadError<D::Error>> {
+        self.slots.load_task_from::<R, D>(self.name, deserializer)
+    }
+
+    /// Deserializes the level's root into a free concurrent slot of the set
+    /// ([`Slots::load_concurrent_from`]), for a level that systems add to through
+    /// `Res` while it plays ([`LevelSlots::with_scope`]). It takes more bytes than
+    /// [`read`](Self::read) (the README's sizing table).
+    ///
+    /// # Errors
+    /// As [`read`](Self::read).
+    ///
+    /// ```
+    /// use bevy_tasks::{AsyncComputeTaskPool, TaskPool};
+    /// use scope_stack::slot_root;
+    /// slot_root!(struct Spawns = for<'s> &'s [[f32; 2]]);
+    ///
+    /// AsyncComputeTaskPool::get_or_init(TaskPool::new);
+    /// let mut levels = scope_stack_bevy::LevelSlots::<Spawns>::new("levels", 2, 4096).unwrap();
+    /// levels.stream_from_bytes("spawns", b"[[1, 2]]".to_vec(), |bytes, reader| {
+    ///     reader.read_concurrent(&mut serde_json::Deserializer::from_slice(bytes))
+    /// });
+    /// while !levels.swap() {}
+    /// assert_eq!(levels.current().unwrap().kind(), "shared");
+    /// ```
+    #[allow(clippy::result_large_err)]
+    pub fn read_concurrent<'de, D: serde::Deserializer<'de>>(
         self,
         deserializer: D,
     ) -> Result<Loaded<'static, R, Shared>, scope_stack::serde::LoadError<D::Error>> {

@@ -74,7 +74,7 @@ pub use diagnostic::diagnostic_path;
 pub use frames::{rotate_frames, FrameArena};
 #[cfg(feature = "serde")]
 pub use levels::LevelReader;
-pub use levels::{swap_levels, LevelEvent, LevelMessage, LevelSlots};
+pub use levels::{swap_levels, LevelEvent, LevelMessage, LevelScope, LevelSlots, LoadedLevel};
 pub use map::{print_memory_map, MemoryMapRequest, MemoryMaps};
 pub use plugin::{warm_task_pools, ScopeStackAppExt, ScopeStackPlugin, ScopeStackSystems};
 pub use scratch::{PoolWarmed, PoolsWarmed, Scratch, ScratchArenas, ScratchStats};

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use bevy_app::{App, TaskPoolPlugin, Update};
 use bevy_ecs::prelude::*;
-use scope_stack::slot_root;
+use scope_stack::{slot_root, Place};
 use scope_stack_bevy::{LevelEvent, LevelMessage, LevelSlots, ScopeStackAppExt, ScopeStackPlugin};
 
 static DROPPED: AtomicUsize = AtomicUsize::new(0);
