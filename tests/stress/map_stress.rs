@@ -82,7 +82,8 @@ fn maps_agree_with_themselves_while_slots_change_hands() {
                                     assert!(slot.contents.is_empty() && slot.concurrent.is_none());
                                 }
                                 _ if !slot.contents.is_empty() => {
-                                    assert_eq!(slot.state, SlotState::Loaded);
+                                    // Loaded, or being built with its pool carved (issue
+                                    // 47: a build shows what it has carved so far).
                                     let name = slot.holder.as_deref();
                                     assert!(matches!(name, Some("even" | "odd")), "{slot:?}");
                                     assert_eq!(slot.contents.len(), 1);
