@@ -45,6 +45,15 @@ enum Failed {
     Read(std::io::Error),
 }
 
+impl From<FillError> for Failed {
+    fn from(e: FillError) -> Self {
+        match e {
+            #[cfg(feature = "std")]
+            FillError::Read(e) => Failed::Read(e),
+        }
+    }
+}
+
 /// The placeholder error that tells `try_load` the build failed for a reason of the
 /// bytes' own (kept in the [`Catch`]).
 pub(crate) fn refused() -> AllocError {
@@ -83,10 +92,7 @@ impl Catch {
         let room =
             unsafe { core::slice::from_raw_parts_mut(at.as_ptr().cast::<MaybeUninit<u8>>(), len) };
         if let Err(e) = source.fill(room) {
-            match e {
-                #[cfg(feature = "std")]
-                FillError::Read(e) => self.failed = Some(Failed::Read(e)),
-            }
+            self.failed = Some(Failed::from(e));
             return Err(refused());
         }
         // SAFETY: `fill` returned `Ok`, so it wrote all `len` bytes (the `Source`
