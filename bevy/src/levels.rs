@@ -1068,6 +1068,21 @@ pub fn swap_levels<R>(
     }
 }
 
+/// The run condition of [`swap_levels`] as the plugin schedules it: a build is pending
+/// (it may finish this frame), the set changed since the condition last ran (a
+/// `ResMut` access: `with_mut`, `unload`, a stream request, last frame's swap), or the
+/// playing level is a shared one, which systems may fill through `Res`. On any other
+/// frame nothing can have changed, and the swap and its stats are skipped.
+pub(crate) fn swap_needed<R>(levels: Res<LevelSlots<R>>) -> bool
+where
+    R: SlotRoot,
+    R::Of<'static>: Send + Sync,
+{
+    levels.is_loading()
+        || levels.is_changed()
+        || matches!(levels.current, Some(LoadedLevel::Shared(_)))
+}
+
 /// Sizes both message buffers of `messages` for a swap's two messages, so the first
 /// swaps allocate nothing, and leaves them empty (readers see none of these).
 pub(crate) fn warm_level_messages<R: 'static>(messages: &mut Messages<LevelMessage<R>>) {

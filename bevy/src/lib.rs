@@ -77,7 +77,9 @@ pub use levels::LevelReader;
 pub use levels::{swap_levels, LevelEvent, LevelMessage, LevelScope, LevelSlots, LoadedLevel};
 pub use map::{print_memory_map, MemoryMapRequest, MemoryMaps};
 pub use plugin::{warm_task_pools, ScopeStackAppExt, ScopeStackPlugin, ScopeStackSystems};
-pub use scratch::{PoolWarmed, PoolsWarmed, Scratch, ScratchArenas, ScratchStats};
+pub use scratch::{
+    whole_tables_in_debug, PoolWarmed, PoolsWarmed, Scratch, ScratchArenas, ScratchStats,
+};
 pub use stats::{FrameArenaStats, FrameStats, LevelSlotsStats, LevelStats};
 
 /// The README's examples, run as doctests.

@@ -188,6 +188,11 @@ impl MemoryMapRequest {
     }
 }
 
+/// The run condition of [`serve_memory_map_requests`]: a request is pending.
+pub(crate) fn memory_map_requested(request: Res<MemoryMapRequest>) -> bool {
+    request.is_pending()
+}
+
 /// Serves a pending [`MemoryMapRequest`] (the plugin runs it in
 /// [`Last`](bevy_app::Last)).
 pub(crate) fn serve_memory_map_requests(

@@ -24,8 +24,8 @@ use bevy_tasks::{AsyncComputeTaskPool, ComputeTaskPool, IoTaskPool, TaskPool};
 use scope_stack::SlotRoot;
 
 use crate::frames::{rotate_frames, FrameArena};
-use crate::levels::{swap_levels, warm_level_messages, LevelMessage, LevelSlots};
-use crate::map::{serve_memory_map_requests, MemoryMapRequest, MemoryMaps};
+use crate::levels::{swap_levels, swap_needed, warm_level_messages, LevelMessage, LevelSlots};
+use crate::map::{memory_map_requested, serve_memory_map_requests, MemoryMapRequest, MemoryMaps};
 use crate::scratch::{update_scratch_stats, PoolWarmed, PoolsWarmed, ScratchArenas, ScratchStats};
 use crate::stats::{FrameArenaStats, LevelSlotsStats};
 
@@ -294,11 +294,14 @@ impl Warm {
 pub enum ScopeStackSystems {
     /// [`First`]: each [`FrameArena`] loads the new frame and unloads the oldest.
     RotateFrames,
-    /// [`PreUpdate`]: each [`LevelSlots`] swaps in a level whose build finished.
+    /// [`PreUpdate`]: each [`LevelSlots`] swaps in a level whose build finished (run
+    /// only while a build is pending, or the set changed, or its level is a shared one
+    /// that systems may fill: a quiet frame costs no system task).
     SwapLevels,
     /// [`Last`]: [`ScratchStats`] takes the frame's figures.
     ScratchStats,
-    /// [`Last`], after the stats: a pending [`MemoryMapRequest`] is served.
+    /// [`Last`], after the stats: a pending [`MemoryMapRequest`] is served (run only
+    /// when one is pending).
     MemoryMap,
 }
 
@@ -316,7 +319,10 @@ impl Plugin for ScopeStackPlugin {
                 Last,
                 (
                     update_scratch_stats.in_set(ScopeStackSystems::ScratchStats),
-                    serve_memory_map_requests.in_set(ScopeStackSystems::MemoryMap),
+                    // Skipped (no task spawned) on frames with no request.
+                    serve_memory_map_requests
+                        .run_if(memory_map_requested)
+                        .in_set(ScopeStackSystems::MemoryMap),
                 ),
             );
         #[cfg(feature = "diagnostic")]
@@ -500,7 +506,10 @@ impl ScopeStackAppExt for App {
         );
         self.insert_resource(levels).add_systems(
             PreUpdate,
-            swap_levels::<R>.in_set(ScopeStackSystems::SwapLevels),
+            // Skipped (no task spawned) on frames with nothing to swap or count.
+            swap_levels::<R>
+                .run_if(swap_needed::<R>)
+                .in_set(ScopeStackSystems::SwapLevels),
         )
     }
 }

@@ -7,7 +7,9 @@
 //! which Bevy runs when no reader is live, so no scratch scope is open while it reads
 //! the high-water marks and starts the next frame's period.
 
+use bevy_ecs::batching::BatchingStrategy;
 use bevy_ecs::prelude::*;
+use bevy_ecs::query::{ArchetypeFilter, ContiguousQueryData, QueryContiguousParIter};
 use bevy_ecs::system::SystemParam;
 use scope_stack::{Scope, ScratchPads};
 
@@ -136,6 +138,80 @@ impl Scratch<'_> {
     #[track_caller]
     pub fn with<'env, T>(&self, f: impl for<'c> FnOnce(&mut Scope<'c, 'env>) -> T) -> T {
         self.arenas.with(f)
+    }
+
+    /// Runs `f` on each batch of a contiguous parallel query iteration, with **one**
+    /// scratch scope per batch on the running thread's pad (Bevy's `for_each_init`
+    /// keeps one state per batch; this is its scratch form). A batch is a run of
+    /// entities in one table, handed over as Bevy's contiguous item (`&[T]` for `&T`,
+    /// `ContiguousMut<T>` for `&mut T`): get the iterator with
+    /// `query.contiguous_par_iter()` or `contiguous_par_iter_mut()` (for queries of
+    /// table components; a sparse-set query is `Err`, and then `par_iter().for_each`
+    /// with [`with`](Self::with) per item serves).
+    ///
+    /// What `f` places lives until the batch ends, so per-item temporaries do not pile
+    /// up: reuse one buffer placed per batch (as `for_each_init` reuses a `Vec`), or
+    /// open a child scope per item (`s.scope("item", |item| ..)`, which skips the pad
+    /// lookup). Results that outlive the batch go to a
+    /// [`FrameArena`](crate::FrameArena) (one placement per batch through
+    /// `with_scope`), to atomics, or to a `Parallel`.
+    ///
+    /// In a debug build this runs one batch per table: Bevy 0.20.1's contiguous fetch
+    /// of `&T` has a `debug_assert` that a batch spans its whole table, which any
+    /// smaller batch trips (see [`whole_tables_in_debug`]; a release build keeps the
+    /// batching strategy you set).
+    ///
+    /// # Panics
+    /// If a thread's pad cannot be reserved (only on a thread that was not warmed).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use bevy_app::{App, Startup, TaskPoolPlugin, Update};
+    /// use bevy_ecs::prelude::*;
+    /// use scope_stack_bevy::{Scratch, ScopeStackPlugin};
+    ///
+    /// #[derive(Component)]
+    /// struct Samples([f32; 8]);
+    /// #[derive(Resource, Default)]
+    /// struct Noisy(AtomicUsize);
+    ///
+    /// fn spawn(mut commands: Commands) {
+    ///     commands.spawn_batch((0..1000).map(|i| Samples([i as f32 % 7.0; 8])));
+    /// }
+    /// fn count_noisy(scratch: Scratch, units: Query<&Samples>, noisy: Res<Noisy>) {
+    ///     let batches = units.contiguous_par_iter().expect("table components");
+    ///     scratch.for_each_batch(batches, |s, samples: &[Samples]| {
+    ///         let sorted = s.alloc_slice_copy(&[0.0f32; 8]); // one buffer per batch
+    ///         for unit in samples {
+    ///             sorted.copy_from_slice(&unit.0);
+    ///             sorted.sort_unstable_by(f32::total_cmp);
+    ///             if sorted[4] > 3.0 {
+    ///                 noisy.0.fetch_add(1, Ordering::Relaxed);
+    ///             }
+    ///         }
+    ///     });
+    /// }
+    ///
+    /// let mut app = App::new();
+    /// app.add_plugins((TaskPoolPlugin::default(), ScopeStackPlugin::default()))
+    ///     .init_resource::<Noisy>()
+    ///     .add_systems(Startup, spawn)
+    ///     .add_systems(Update, count_noisy);
+    /// app.finish();
+    /// app.update();
+    /// assert_eq!(app.world().resource::<Noisy>().0.load(Ordering::Relaxed), 3 * 1000 / 7);
+    /// ```
+    #[track_caller]
+    pub fn for_each_batch<'q, 's, 'env, D, F>(
+        &self,
+        batches: QueryContiguousParIter<'q, 's, D, F>,
+        f: impl for<'c> Fn(&mut Scope<'c, 'env>, D::Contiguous<'q, 's>) + Send + Sync + Clone,
+    ) where
+        D: ContiguousQueryData,
+        F: ArchetypeFilter,
+    {
+        let arenas = &*self.arenas;
+        whole_tables_in_debug(batches).for_each(move |batch| arenas.with(|s| f(s, batch)));
     }
 
     /// The bytes in each thread's pad.
@@ -308,4 +384,37 @@ pub(crate) fn update_scratch_stats(
     stats.pad_bytes = threads * capacity;
     stats.bytes_reserved = stats.pad_bytes + stats.thread_scratch_bytes + stats.staging_bytes;
     stats.frames += 1;
+}
+
+/// In a debug build, makes a contiguous parallel query iteration run one batch per
+/// table; in a release build, returns it as it is. Bevy 0.20.1's contiguous fetch of a
+/// `&T` component `debug_assert`s that a batch spans its whole table, so any smaller
+/// batch panics in a debug build ([`Scratch::for_each_batch`] applies this itself).
+///
+/// ```
+/// use bevy_ecs::prelude::*;
+/// use scope_stack_bevy::whole_tables_in_debug;
+///
+/// #[derive(Component)]
+/// struct Position([f32; 2]);
+/// fn sum(units: Query<&Position>) {
+///     let batches = whole_tables_in_debug(units.contiguous_par_iter().unwrap());
+///     batches.for_each(|positions: &[Position]| {
+///         let _x: f32 = positions.iter().map(|p| p.0[0]).sum();
+///     });
+/// }
+/// # bevy_ecs::system::assert_is_system(sum);
+/// ```
+pub fn whole_tables_in_debug<'q, 's, D, F>(
+    batches: QueryContiguousParIter<'q, 's, D, F>,
+) -> QueryContiguousParIter<'q, 's, D, F>
+where
+    D: ContiguousQueryData,
+    F: ArchetypeFilter,
+{
+    if cfg!(debug_assertions) {
+        batches.batching_strategy(BatchingStrategy::fixed(u32::MAX as usize))
+    } else {
+        batches
+    }
 }
