@@ -48,8 +48,10 @@
 //!   through the root's shared types (`Pool`, atomics, `Mutex`); a
 //!   [`Pool`](scope_stack::Pool) is `Sync` when its items are `Send + Sync`.
 //!   [`ScratchArenas`] is `Send + Sync`, and the scopes it lends are neither.
-//! - **`par_iter`.** Capture `&scratch` ([`Scratch`]) in the closure and call
-//!   `scratch.with` per item: each thread opens scopes on its own pad.
+//! - **`par_iter`.** One scratch scope per batch: [`Scratch::for_each_batch`] over
+//!   `query.contiguous_par_iter()`. For any query: capture `&scratch` ([`Scratch`]) in
+//!   the `par_iter` closure and call `scratch.with` per item; each thread opens scopes
+//!   on its own pad.
 //! - **`TaskPool::scope`** needs its tasks' results `Send + 'static`: return owned
 //!   values, or write into memory that outlives the scope (the current frame through
 //!   `with_scope`, or a slice placed before it and split with `chunks_mut`), with each
