@@ -63,6 +63,9 @@ where
     debug_assert!(!needs_drop::<T>());
     let room: &'s mut [MaybeUninit<T>] =
         scope.try_alloc_uninit_slice::<T>(n).map_err(alloc_error)?;
+    // The room's own length (it is `n`) bounds the loop, so the compiler sees that
+    // `room[len]` is in bounds and drops the check from every element.
+    let n = room.len();
     let mut len = 0;
     while len < n {
         // `T` needs no drop, so an error here leaves nothing to drop.
