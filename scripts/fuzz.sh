@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-30}"
 targets=("$@")
 if [ "${#targets[@]}" -eq 0 ]; then
-    targets=(scopes pool dense store scratch concurrent serde_levels heap)
+    targets=(scopes pool dense store scratch concurrent serde_levels heap inplace_levels)
 fi
 
 rustup toolchain list | grep -q '^nightly' || rustup toolchain install nightly --profile minimal
