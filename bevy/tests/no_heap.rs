@@ -1,59 +1,16 @@
 //! The crate's per-frame paths touch no global heap after warm-up: rotating a frame
 //! arena, writing to a frame through `with_scope` and `with_mut`, checking for a level
 //! with nothing pending, scratch through the arenas, and the stats update. Counted per
-//! thread (a thread-local counter in the global allocator), so Bevy's pool threads do
+//! thread (allocation-counter's counting global allocator), so Bevy's pool threads do
 //! not blur the count.
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 
 use bevy_app::{App, TaskPoolPlugin};
 use scope_stack::{slot_root, ConcurrentScope, Pool};
 use scope_stack_bevy::{FrameArena, LevelSlots, ScopeStackPlugin, ScratchArenas, ScratchStats};
 
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count() {
-    // `try_with`: the counter may be gone while the thread exits.
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: each method forwards to `System` with the caller's arguments, which meet
-// `System`'s contract because they meet ours; counting touches a const-initialised
-// thread-local `Cell`, which never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
+/// Heap allocations `f` made on this thread.
 fn allocations_in(f: impl FnOnce()) -> u64 {
-    let before = ALLOCATIONS.with(Cell::get);
-    f();
-    ALLOCATIONS.with(Cell::get) - before
+    allocation_counter::measure(f).count_total
 }
 
 struct Draws<'s> {

@@ -3,56 +3,17 @@
 //! nothing; a warmed serde staging block makes a level-loading thread's first staged
 //! load reserve nothing.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use bevy_app::{App, TaskPoolPlugin};
 use bevy_tasks::{AsyncComputeTaskPool, ComputeTaskPool, IoTaskPool};
 use scope_stack_bevy::{ScopeStackPlugin, ScratchStats};
 
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-fn count() {
-    // `try_with`: the counter may be gone while the thread exits.
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: each method forwards to `System` with the caller's arguments, which meet
-// `System`'s contract because they meet ours; counting touches a const-initialised
-// thread-local `Cell`, which never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        // SAFETY: forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
-
+/// Runs `f` and returns the heap allocations it made on this thread (allocation-counter
+/// installs its counting global allocator in this test binary and counts per thread).
+#[cfg(feature = "serde")]
 fn allocations_in<T>(f: impl FnOnce() -> T) -> (u64, T) {
-    let before = ALLOCATIONS.with(Cell::get);
-    let out = f();
-    (ALLOCATIONS.with(Cell::get) - before, out)
+    let mut out = None;
+    let info = allocation_counter::measure(|| out = Some(f()));
+    (info.count_total, out.expect("ran"))
 }
 
 fn started(plugin: ScopeStackPlugin) -> ScratchStats {
