@@ -27,7 +27,7 @@ use super::root::{InPlace, InPlaceRoot};
 use super::source::Source;
 
 /// Runs the build step on the validated archive; keeps its error aside.
-fn step<'x, T: Archive, U, B>(
+pub(super) fn step<'x, T: Archive, U, B>(
     archived: &'x Archived<T>,
     kept: &mut Option<B>,
     build: impl FnOnce(&'x Archived<T>) -> Result<U, B>,

@@ -112,9 +112,23 @@
 //!
 //! Each takes any [`Source`]: a byte slice (copied, so it may sit at any address) or a
 //! [`FromReader`]. They always return a `Result`, as the serde file loads do, so there
-//! are no separate `try_` forms. The waiting (`_wait`, `_wait_timeout`) and async forms
-//! are not offered yet: wait for a free slot with the slots' own forms first, or retry
-//! on [`LoadErrorKind::Full`].
+//! are no separate `try_` forms.
+//!
+//! With `std`, each validated load also waits for a slot while every slot is held: a
+//! loader thread blocks (`_wait`, or `_wait_timeout`, whose error names the holders),
+//! a task awaits (`_async`, a future whose output is the `Result`):
+//!
+//! | kind | blocking | with a time limit | async |
+//! |---|---|---|---|
+//! | plain | [`Slots::load_archived_wait`] | [`Slots::load_archived_wait_timeout`] | [`Slots::load_archived_async`] |
+//! | shared | [`Slots::load_archived_concurrent_wait`] | [`Slots::load_archived_concurrent_wait_timeout`] | [`Slots::load_archived_concurrent_async`] |
+//! | task | [`Slots::load_archived_task_wait`] | [`Slots::load_archived_task_wait_timeout`] | [`Slots::load_archived_task_async`] |
+//!
+//! and with a build step: [`Slots::load_archived_wait_with`],
+//! [`Slots::load_archived_wait_timeout_with`] and their `concurrent_` and `task_` forms.
+//! They are the slots' own waiting forms ([`Slots::load_wait_timeout`],
+//! [`Slots::try_load_async`] and theirs) with the in-place build, so the bytes land
+//! where the other loads put them, and a refused archive frees its slot at once.
 //!
 //! [`Slots`]: crate::Slots
 //! [`Slots::load_archived`]: crate::Slots::load_archived
@@ -125,6 +139,19 @@
 //! [`Slots::load_archived_concurrent_unchecked`]: crate::Slots::load_archived_concurrent_unchecked
 //! [`Slots::load_archived_task`]: crate::Slots::load_archived_task
 //! [`Slots::load_archived_task_with`]: crate::Slots::load_archived_task_with
+//! [`Slots::load_archived_wait`]: crate::Slots::load_archived_wait
+//! [`Slots::load_archived_wait_timeout`]: crate::Slots::load_archived_wait_timeout
+//! [`Slots::load_archived_async`]: crate::Slots::load_archived_async
+//! [`Slots::load_archived_concurrent_wait`]: crate::Slots::load_archived_concurrent_wait
+//! [`Slots::load_archived_concurrent_wait_timeout`]: crate::Slots::load_archived_concurrent_wait_timeout
+//! [`Slots::load_archived_concurrent_async`]: crate::Slots::load_archived_concurrent_async
+//! [`Slots::load_archived_task_wait`]: crate::Slots::load_archived_task_wait
+//! [`Slots::load_archived_task_wait_timeout`]: crate::Slots::load_archived_task_wait_timeout
+//! [`Slots::load_archived_task_async`]: crate::Slots::load_archived_task_async
+//! [`Slots::load_archived_wait_with`]: crate::Slots::load_archived_wait_with
+//! [`Slots::load_archived_wait_timeout_with`]: crate::Slots::load_archived_wait_timeout_with
+//! [`Slots::load_wait_timeout`]: crate::Slots::load_wait_timeout
+//! [`Slots::try_load_async`]: crate::Slots::try_load_async
 
 mod builds;
 mod error;
@@ -132,6 +159,10 @@ mod fill;
 mod loads;
 mod root;
 mod source;
+#[cfg(feature = "std")]
+mod wait_builds;
+#[cfg(feature = "std")]
+mod waits;
 
 pub use error::{BuildError, LoadError, LoadErrorKind};
 pub use root::{ArchivedRoot, InPlace, InPlaceRoot};
