@@ -88,9 +88,12 @@ fn the_archive_sits_aligned_at_the_front_of_the_slot_and_rewinds_on_unload() {
     let first = levels.load_archived::<Level>("a", &file).unwrap();
     let at = first.with(|l| *l as *const ArchivedLevel as usize);
     assert_eq!(at % 16, 0);
-    // The slot holds the archive and the root (one reference), nothing else.
+    // The slot holds the archive, its row in the map (a link of 12 words and, the
+    // slot's first container, the scope's extras of 4), and the root (one reference),
+    // nothing else.
     assert!(first.used() >= file.len());
-    assert!(first.used() <= file.len() + 16 + 2 * core::mem::size_of::<usize>());
+    let map_row = 16 * core::mem::size_of::<usize>();
+    assert!(first.used() <= file.len() + 16 + map_row + 2 * core::mem::size_of::<usize>());
     drop(first);
     assert_eq!(levels.loaded(), 0);
     let second = levels.load_archived::<Level>("b", &file).unwrap();
@@ -452,4 +455,69 @@ fn unchecked_loads_read_trusted_files() {
     let err = unsafe { small.load_archived_unchecked::<Level>("big", &file) }.unwrap_err();
     assert_eq!(err.kind(), LoadErrorKind::TooSmall);
     assert_eq!(small.loaded(), 0);
+}
+
+slot_root!(struct Hp = for<'s> &'s Pool<'s, u32>);
+
+#[test]
+fn the_map_shows_the_archive_then_what_the_build_step_carved() {
+    let file = cook(&level(N));
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("game", |game| {
+        let levels = game.new_slots("levels", 2, 64 << 10);
+        let forest = levels
+            .load_archived_with::<Level, Hp, &str>("forest", &file, |l, s| {
+                let pool = s.try_new_pool(l.spawns.len()).map_err(|_| "no room")?;
+                for spawn in l.spawns.iter() {
+                    let _ = pool
+                        .insert(spawn.hp.to_native())
+                        .map_err(|_| "full")?
+                        .into_handle();
+                }
+                Ok(&*pool)
+            })
+            .unwrap();
+        let report = game.report();
+        let slot = &report.scopes[0].slots[0].slots[0];
+        // The archive's row, first, at the front of the slot, then the pool after it.
+        let kinds: Vec<_> = slot
+            .contents
+            .iter()
+            .map(|p| (p.kind, p.type_name.as_str()))
+            .collect();
+        assert_eq!(kinds, [("Archive", "Level"), ("Pool", "u32")]);
+        let archive = &slot.contents[0];
+        assert_eq!((archive.offset, archive.bytes), (slot.offset, file.len()));
+        assert_eq!((archive.len, archive.capacity), (file.len(), file.len()));
+        assert!(slot.contents[1].offset >= archive.offset + archive.bytes);
+        // The text: a row of its own kind under the slot, before the pool.
+        let text = report.to_string();
+        let row = text.find("- Archive Level").expect(&text);
+        assert!(
+            text[row..]
+                .lines()
+                .next()
+                .unwrap()
+                .contains("archived, read in place"),
+            "{text}"
+        );
+        assert!(text[row..].contains("- Pool<u32>"), "{text}");
+        assert!(text.find("- Slot forest").unwrap() < row, "{text}");
+        // The picture: a box of its own, its label, and a legend entry.
+        let svg = report.to_svg();
+        assert!(svg.contains("class=\"archive\""), "{svg}");
+        assert!(svg.contains("Archive Level: "), "{svg}");
+        assert!(svg.contains("archive (read in place)"), "{svg}");
+        drop(forest);
+        // Unloaded, the slot lists nothing, and a failed load leaves no row behind.
+        assert!(levels
+            .load_archived::<Level>("cut", &file[..file.len() / 2])
+            .is_err());
+        let report = game.report();
+        assert!(report.scopes[0].slots[0]
+            .slots
+            .iter()
+            .all(|s| s.contents.is_empty()));
+        assert!(!report.to_string().contains("Archive"), "{report}");
+    });
 }

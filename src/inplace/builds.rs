@@ -22,7 +22,7 @@ use crate::scope::ScopeStack;
 use crate::slots::{Loaded, Shared, SlotError, SlotRoot, Slots, Task, TaskScope};
 
 use super::error::BuildError;
-use super::fill::{archive_align, refused, Catch};
+use super::fill::{refused, Catch};
 use super::root::{InPlace, InPlaceRoot};
 use super::source::Source;
 
@@ -135,7 +135,7 @@ impl Slots {
         let mut catch = Catch::new();
         let mut kept = None;
         self.try_load::<InPlaceRoot<T, U>>(name, |s| {
-            let bytes = catch.place(s, source, archive_align::<T>())?;
+            let bytes = catch.place::<T, _>(s, source)?;
             let archived = catch.check::<T>(bytes)?;
             step(archived, &mut kept, |a| build(a, s))
         })
@@ -186,7 +186,7 @@ impl Slots {
         let mut catch = Catch::new();
         let mut kept = None;
         self.try_load_concurrent::<InPlaceRoot<T, U>>(name, |s| {
-            let bytes = catch.place(s, source, archive_align::<T>())?;
+            let bytes = catch.place::<T, _>(s, source)?;
             let archived = catch.check::<T>(bytes)?;
             step(archived, &mut kept, |a| build(a, s))
         })
@@ -231,7 +231,7 @@ impl Slots {
         let mut catch = Catch::new();
         let mut kept = None;
         self.try_load_task::<InPlaceRoot<T, U>>(name, |s| {
-            let bytes = catch.place(s, source, archive_align::<T>())?;
+            let bytes = catch.place::<T, _>(s, source)?;
             let archived = catch.check::<T>(bytes)?;
             step(archived, &mut kept, |a| build(a, s))
         })

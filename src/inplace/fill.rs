@@ -10,6 +10,7 @@
 //! rewinds and frees the slot before the caller sees it.
 
 use core::mem::MaybeUninit;
+use core::ptr::NonNull;
 
 use rkyv::api::high::HighValidator;
 use rkyv::bytecheck::CheckBytes;
@@ -17,7 +18,8 @@ use rkyv::rancor;
 use rkyv::{Archive, Archived};
 
 use crate::error::{AllocError, AllocErrorKind};
-use crate::scope::place::Place;
+use crate::scope::info::{PoolLink, PoolSnapshot, ARCHIVE_KIND};
+use crate::scope::place::{Core, Handle, Place};
 use crate::slots::SlotError;
 
 use super::error::LoadError;
@@ -76,16 +78,17 @@ impl Catch {
         }
     }
 
-    /// Takes aligned room for `source` in `scope` and fills it: the archive's bytes,
-    /// in the slot, for the slot's lifetime.
-    pub(crate) fn place<'x, P: Place<'x>>(
+    /// Takes room for `source` in `scope`, aligned to [`archive_align::<T>`], and fills
+    /// it: the archive's bytes, in the slot, for the slot's lifetime. Once they are
+    /// there the region is listed in the slot's map as an archive of `T` (see
+    /// [`register`]).
+    pub(crate) fn place<'x, T: Archive, P: Place<'x>>(
         &mut self,
         scope: P,
         source: impl Source,
-        align: usize,
     ) -> Result<&'x [u8], AllocError> {
         let len = source.len();
-        let at = scope.try_alloc_raw(len, align)?;
+        let at = scope.try_alloc_raw(len, archive_align::<T>())?;
         // SAFETY: `try_alloc_raw` gave `len` bytes of fresh room (an aligned dangling
         // pointer for `len == 0`), in the slot's scope for `'x`, that nothing else
         // points at; `MaybeUninit<u8>` asks nothing of their contents.
@@ -95,6 +98,7 @@ impl Catch {
             self.failed = Some(Failed::from(e));
             return Err(refused());
         }
+        register::<T, _>(scope.handle().as_core(), at, len);
         // SAFETY: `fill` returned `Ok`, so it wrote all `len` bytes (the `Source`
         // contract, sealed in this crate); the mutable borrow `room` has ended, and
         // from here on the bytes are only read, for `'x`.
@@ -112,5 +116,46 @@ impl Catch {
             self.failed = Some(Failed::Invalid(e));
             refused()
         })
+    }
+}
+
+/// Lists the archive's `len` bytes at `at` in the map of `core`'s scope (the slot's):
+/// a row of kind [`ARCHIVE_KIND`] named after `T`, before the rows of what a build step
+/// carves after it. The link (and, for a scope with no containers yet, its extras) is
+/// placed in the slot after the archive: a few words of the slot's own, as any
+/// container's. With no room for it the level loads all the same, unlisted.
+fn register<'x, T: Archive, C: Core<'x>>(core: C, at: NonNull<u8>, len: usize) {
+    if len == 0 {
+        return;
+    }
+    let link = PoolLink {
+        ptr: at,
+        words: [at.as_ptr().addr(), len, 0, 0, 0],
+        kind: ARCHIVE_KIND,
+        type_name: core::any::type_name::<T>(),
+        snapshot: archive_snapshot,
+        next: None,
+    };
+    // SAFETY: `archive_snapshot` reads only the link's own words, never the archive's
+    // bytes, so nothing it reads can change or go before the scope ends.
+    unsafe { core.register_pool(link) };
+}
+
+/// An archive's row: its bytes, archived (`len`, `capacity` and the high-water mark are
+/// all its length in bytes: it never grows).
+///
+/// # Safety
+/// `link` was filled in by [`register`] (it reads only the link's words).
+unsafe fn archive_snapshot(link: &PoolLink) -> PoolSnapshot {
+    let [addr, bytes, ..] = link.words;
+    PoolSnapshot {
+        len: bytes,
+        capacity: bytes,
+        high_water_len: bytes,
+        high_water_exact: true,
+        addr,
+        bytes,
+        owns: None,
+        heap: None,
     }
 }

@@ -17,7 +17,7 @@ use rkyv::{Archive, Archived};
 use crate::slots::{Loaded, Shared, Slots, Task};
 
 use super::error::LoadError;
-use super::fill::{archive_align, Catch};
+use super::fill::Catch;
 use super::root::ArchivedRoot;
 use super::source::Source;
 
@@ -30,7 +30,10 @@ impl Slots {
     /// [`FromReader`](super::FromReader) reads straight into the slot.
     ///
     /// The slot holds the archive's bytes (at the front of the slot, aligned to 16 or
-    /// to the archived root's alignment, if larger) and the root (one reference).
+    /// to the archived root's alignment, if larger), the archive's row in the memory
+    /// map (16 words, placed after it: the row `- Archive Level` that
+    /// [`ScopeStack::report`](crate::ScopeStack::report) lists under the slot), and the
+    /// root (one reference).
     ///
     /// # Errors
     /// A [`LoadError`] that names the set and the load: every slot held, the slot too
@@ -79,7 +82,7 @@ impl Slots {
         let len = source.len();
         let mut catch = Catch::new();
         self.try_load::<ArchivedRoot<T>>(name, |s| {
-            let bytes = catch.place(s, source, archive_align::<T>())?;
+            let bytes = catch.place::<T, _>(s, source)?;
             catch.check::<T>(bytes)
         })
         .map_err(|e| catch.finish(e, len))
@@ -119,7 +122,7 @@ impl Slots {
         let len = source.len();
         let mut catch = Catch::new();
         self.try_load_concurrent::<ArchivedRoot<T>>(name, |s| {
-            let bytes = catch.place(s, source, archive_align::<T>())?;
+            let bytes = catch.place::<T, _>(s, source)?;
             catch.check::<T>(bytes)
         })
         .map_err(|e| catch.finish(e, len))
@@ -154,7 +157,7 @@ impl Slots {
         let len = source.len();
         let mut catch = Catch::new();
         self.try_load_task::<ArchivedRoot<T>>(name, |s| {
-            let bytes = catch.place(s, source, archive_align::<T>())?;
+            let bytes = catch.place::<T, _>(s, source)?;
             catch.check::<T>(bytes)
         })
         .map_err(|e| catch.finish(e, len))
@@ -194,7 +197,7 @@ impl Slots {
         let len = source.len();
         let mut catch = Catch::new();
         self.try_load::<ArchivedRoot<T>>(name, |s| {
-            let bytes = catch.place(s, source, archive_align::<T>())?;
+            let bytes = catch.place::<T, _>(s, source)?;
             // SAFETY: the caller vouches that `bytes` (a copy of their archive, aligned
             // as rkyv's writer aligned it) hold a valid archived `T` at the root
             // position; they live in the slot for `'x` and are never written again.
@@ -230,7 +233,7 @@ impl Slots {
         let len = source.len();
         let mut catch = Catch::new();
         self.try_load_concurrent::<ArchivedRoot<T>>(name, |s| {
-            let bytes = catch.place(s, source, archive_align::<T>())?;
+            let bytes = catch.place::<T, _>(s, source)?;
             // SAFETY: as in `load_archived_unchecked`.
             Ok(unsafe { rkyv::access_unchecked::<Archived<T>>(bytes) })
         })

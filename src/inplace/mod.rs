@@ -100,7 +100,24 @@
 //! heaps and values filled from the archived data. The runtime half may borrow from the
 //! archive (an enemy's `&'s str` name pointing into it), since both live exactly as long
 //! as the slot. The slot then holds the archive, what the build step placed, and the
-//! root, and nothing else; it unloads in one step.
+//! root, and nothing else but the archive's row in the memory map (16 words); it
+//! unloads in one step.
+//!
+//! # In the memory map
+//!
+//! The archive is a row of its own kind under its slot, named after the level's type,
+//! before the rows of what the build step carved after it:
+//!
+//! ```text
+//!     - Slots levels              832   128.0 KiB  1/2 slots held (high-water 1)
+//!       - Slot forest             832    64.0 KiB  used 5.8 KiB of 64.0 KiB (high-water 5.8 KiB)
+//!         - Archive Level         832     3.8 KiB  3.8 KiB archived, read in place
+//!         - Pool<u32>            4848     1.2 KiB  len 64/64 (high-water ≤ 64)
+//! ```
+//!
+//! The picture draws it as a box of its own colour over the slot's used part; with
+//! the `tracy` feature the archive's bytes are an allocation in the slot's memory pool,
+//! as everything placed in the slot is.
 //!
 //! # The forms
 //!

@@ -24,7 +24,6 @@ use crate::slots::{Loaded, Shared, SlotRoot, Slots, Task, TaskScope};
 
 use super::builds::step;
 use super::error::BuildError;
-use super::fill::archive_align;
 use super::root::InPlaceRoot;
 use super::source::Source;
 use super::waits::{payload, Attempt, Trial, FOREVER};
@@ -141,7 +140,7 @@ impl Slots {
         let mut trial = Trial::new(source.len());
         let got = self.load_wait_timeout::<Attempt<InPlaceRoot<T, U>>>(name, timeout, |s| {
             trial.attempt(|c, kept| {
-                let bytes = c.place(s, source, archive_align::<T>())?;
+                let bytes = c.place::<T, _>(s, source)?;
                 let archived = c.check::<T>(bytes)?;
                 step(archived, kept, |a| build(a, s))
             })
@@ -230,7 +229,7 @@ impl Slots {
         let got =
             self.load_concurrent_wait_timeout::<Attempt<InPlaceRoot<T, U>>>(name, timeout, |s| {
                 trial.attempt(|c, kept| {
-                    let bytes = c.place(s, source, archive_align::<T>())?;
+                    let bytes = c.place::<T, _>(s, source)?;
                     let archived = c.check::<T>(bytes)?;
                     step(archived, kept, |a| build(a, s))
                 })
@@ -322,7 +321,7 @@ impl Slots {
         let mut trial = Trial::new(source.len());
         let got = self.load_task_wait_timeout::<Attempt<InPlaceRoot<T, U>>>(name, timeout, |s| {
             trial.attempt(|c, kept| {
-                let bytes = c.place(s, source, archive_align::<T>())?;
+                let bytes = c.place::<T, _>(s, source)?;
                 let archived = c.check::<T>(bytes)?;
                 step(archived, kept, |a| build(a, s))
             })

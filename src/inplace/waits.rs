@@ -8,7 +8,7 @@
 //! lost wake-up) is theirs and nothing of it is repeated here; the bytes go where the
 //! plain loads put them, since the wait forms hand the build the same slot scope, fresh:
 //! the archive is the first thing placed, at the front of the slot, aligned to
-//! [`archive_align`].
+//! `archive_align`.
 //!
 //! The async loads are the slots' `try_` async forms ([`Slots::try_load_async`] and
 //! theirs), whose build may fail: a failure of the bytes is kept in the [`Catch`] and
@@ -49,7 +49,7 @@ use crate::error::AllocError;
 use crate::slots::{Loaded, LoadedKind, Shared, SlotError, SlotRoot, Slots, Task};
 
 use super::error::{BuildError, LoadError};
-use super::fill::{archive_align, refused, Catch};
+use super::fill::{refused, Catch};
 use super::root::ArchivedRoot;
 use super::source::Source;
 
@@ -243,7 +243,7 @@ impl Slots {
         let mut trial = Trial::new(source.len());
         let got = self.load_wait_timeout::<Attempt<ArchivedRoot<T>>>(name, timeout, |s| {
             trial.attempt(|c, _| {
-                let bytes = c.place(s, source, archive_align::<T>())?;
+                let bytes = c.place::<T, _>(s, source)?;
                 c.check::<T>(bytes)
             })
         });
@@ -320,7 +320,7 @@ impl Slots {
         let got =
             self.load_concurrent_wait_timeout::<Attempt<ArchivedRoot<T>>>(name, timeout, |s| {
                 trial.attempt(|c, _| {
-                    let bytes = c.place(s, source, archive_align::<T>())?;
+                    let bytes = c.place::<T, _>(s, source)?;
                     c.check::<T>(bytes)
                 })
             });
@@ -395,7 +395,7 @@ impl Slots {
         let mut trial = Trial::new(source.len());
         let got = self.load_task_wait_timeout::<Attempt<ArchivedRoot<T>>>(name, timeout, |s| {
             trial.attempt(|c, _| {
-                let bytes = c.place(s, source, archive_align::<T>())?;
+                let bytes = c.place::<T, _>(s, source)?;
                 c.check::<T>(bytes)
             })
         });
@@ -454,7 +454,7 @@ impl Slots {
             let mut catch = Catch::new();
             let got = self
                 .try_load_async::<ArchivedRoot<T>>(name, |s| {
-                    let bytes = catch.place(s, source, archive_align::<T>())?;
+                    let bytes = catch.place::<T, _>(s, source)?;
                     catch.check::<T>(bytes)
                 })
                 .await;
@@ -501,7 +501,7 @@ impl Slots {
             let mut catch = Catch::new();
             let got = self
                 .try_load_concurrent_async::<ArchivedRoot<T>>(name, |s| {
-                    let bytes = catch.place(s, source, archive_align::<T>())?;
+                    let bytes = catch.place::<T, _>(s, source)?;
                     catch.check::<T>(bytes)
                 })
                 .await;
@@ -559,7 +559,7 @@ impl Slots {
             let mut catch = Catch::new();
             let got = self
                 .try_load_task_async::<ArchivedRoot<T>>(name, |s| {
-                    let bytes = catch.place(s, source, archive_align::<T>())?;
+                    let bytes = catch.place::<T, _>(s, source)?;
                     catch.check::<T>(bytes)
                 })
                 .await;

@@ -26,7 +26,7 @@ use super::concurrent::{chunk_runs, ConcurrentReport};
 use super::map::{chunk_run_name, percent, Bytes, MemoryMap};
 use super::pool_row::PoolReport;
 use super::slots::SlotState;
-use super::tree::{containers, Item, RowItem, SLOT, SLOTS};
+use super::tree::{containers, Item, RowItem, ARCHIVE, SLOT, SLOTS};
 
 /// Width of one character, as a fraction of the font size (monospace).
 pub(super) const CHAR_WIDTH: f64 = 0.6;
@@ -83,6 +83,8 @@ pub(super) enum RowKind {
     /// A [`Heap`](crate::Heap): bytes in use, free bytes, largest free block, live
     /// allocations and high-water in its text.
     Heap,
+    /// A level's archived bytes, read in place (feature `rkyv`).
+    Archive,
     AllocationPoint,
     HighWater,
 }
@@ -103,6 +105,8 @@ pub(super) enum Swatch {
     Building,
     /// A heap: its region light, a gauge of its bytes in use filled from its start.
     Heap,
+    /// A level's archived bytes, read in place.
+    Archive,
     Finalizer,
     AllocationPoint,
     HighWater,
@@ -332,6 +336,7 @@ fn row_text(r: &RowItem<'_>) -> String {
             Bytes(p.bytes)
         ),
         (None, _) if p.heap.is_some() => heap_text(p),
+        (None, ARCHIVE) => alloc::format!("{ARCHIVE} {}: {} archived", p.type_name, Bytes(p.bytes)),
         (None, kind) => alloc::format!(
             "{kind}<{}> {}/{}, {}",
             p.type_name,
@@ -403,6 +408,8 @@ impl MemoryMap {
                         text: indent(depth + 1 + r.depth) + &row_text(&r),
                         kind: if r.slot.is_some() {
                             RowKind::Slot
+                        } else if r.row.kind == ARCHIVE {
+                            RowKind::Archive
                         } else if r.row.heap.is_some() {
                             RowKind::Heap
                         } else {
@@ -622,6 +629,12 @@ impl MemoryMap {
             .any(|i| matches!(i, Item::Row(r) if r.slot.is_none() && r.row.heap.is_some()));
         if heaps {
             entries.push(("heap (bytes in use filled)", Swatch::Heap));
+        }
+        let archives = drawn
+            .iter()
+            .any(|i| matches!(i, Item::Row(r) if r.slot.is_none() && r.row.kind == ARCHIVE));
+        if archives {
+            entries.push(("archive (read in place)", Swatch::Archive));
         }
         if slot_in(None) {
             entries.push(("slot (used part filled)", Swatch::Slot));

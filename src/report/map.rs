@@ -17,7 +17,7 @@ use super::concurrent::{chunk_runs, ChunkRun, ConcurrentReport};
 use super::pool_row::PoolReport;
 use super::scope_row::ScopeReport;
 use super::slots::{SlotState, SlotsReport};
-use super::tree::{containers, Item, RowItem, SlotView, SLOT, SLOTS};
+use super::tree::{containers, Item, RowItem, SlotView, ARCHIVE, SLOT, SLOTS};
 
 /// A snapshot of a block: its totals and every live scope, outermost first.
 ///
@@ -250,6 +250,10 @@ fn row_line(r: &RowItem<'_>, at: usize, waiting: usize) -> Line {
             ),
         ),
         (None, _) if p.heap.is_some() => (String::from("- Heap"), heap_detail(p)),
+        (None, ARCHIVE) => (
+            alloc::format!("- {ARCHIVE} {}", p.type_name),
+            alloc::format!("{} archived, read in place", Bytes(p.bytes)),
+        ),
         (None, kind) => (
             alloc::format!("- {kind}<{}>", p.type_name),
             alloc::format!(

@@ -59,6 +59,11 @@ pub struct PoolReport {
     /// [`ScopeReport::slots`](crate::ScopeReport::slots) has the same as data, with
     /// each slot's state and contents, which the text and the picture show under the
     /// slot.
+    ///
+    /// A level read in place (feature `rkyv`, [`Slots::load_archived`](crate::Slots::load_archived)
+    /// and its forms) shows as an `"Archive"` row in its slot's contents: the level's
+    /// type as the type, `len`, `capacity` and [`bytes`](Self::bytes) its archived
+    /// bytes, listed before what the level's build step carved after them.
     pub kind: &'static str,
     /// The element type without module paths, at every depth:
     /// `Version<[f32; 4]>`, not `scope_stack::store::Version<[f32; 4]>`.

@@ -18,7 +18,7 @@ use super::map::{thread_label, MemoryMap};
 use super::pool_row::PoolReport;
 use super::scope_row::ScopeReport;
 use super::slots::SlotState;
-use super::tree::{containers, Item, RowItem, SlotView, SLOTS};
+use super::tree::{containers, Item, RowItem, SlotView, ARCHIVE, SLOTS};
 
 // Each colour (or pattern) means one thing, and the legend names it.
 
@@ -43,6 +43,9 @@ const SLOT_EDGE: &str = "#5c3d24";
 const HEAP: &str = "#fbd3c0";
 const HEAP_USED: &str = "#e4703c";
 const HEAP_EDGE: &str = "#a0401a";
+/// A level's archived bytes, read in place: a lavender box with a dark violet outline.
+const ARCHIVED: &str = "#cdb8ec";
+const ARCHIVED_EDGE: &str = "#5b3f8c";
 /// A chunk's used part (over the scope's colour).
 const CHUNK_USED: &str = "#2c3e50";
 /// Finalized objects: red ticks.
@@ -277,6 +280,7 @@ impl MemoryMap {
                 let colour = match kind {
                     RowKind::Scope | RowKind::Pool | RowKind::Slot => "#222",
                     RowKind::Heap => HEAP_EDGE,
+                    RowKind::Archive => ARCHIVED_EDGE,
                     RowKind::Chunk => "#444",
                     RowKind::AllocationPoint => ALLOCATION,
                     RowKind::HighWater => GREY,
@@ -327,6 +331,7 @@ impl MemoryMap {
                     Swatch::Slot => half(FREE, SLOT, "1", SLOT_EDGE),
                     Swatch::Building => box_("url(#building)", SLOT_EDGE),
                     Swatch::Heap => half(HEAP, HEAP_USED, "1", HEAP_EDGE),
+                    Swatch::Archive => box_(ARCHIVED, ARCHIVED_EDGE),
                     Swatch::Finalizer => line(RED, 1.5, ""),
                     Swatch::AllocationPoint => line(ALLOCATION, 2.0, ""),
                     Swatch::HighWater => line(GREY, 1.5, " stroke-dasharray=\"4 3\""),
@@ -499,6 +504,18 @@ fn draw_row(s: &mut String, band: &Band, r: &RowItem<'_>) {
     }
     if p.heap.is_some() {
         draw_heap(s, band, p, x, w, y);
+        return;
+    }
+    if p.kind == ARCHIVE {
+        let _ = writeln!(
+            s,
+            "<rect class=\"archive\" x=\"{x:.2}\" y=\"{y:.2}\" width=\"{w:.2}\" height=\"{:.2}\" \
+             fill=\"{ARCHIVED}\" stroke=\"{ARCHIVED_EDGE}\" stroke-width=\"0.8\"><title>{ARCHIVE} {}: \
+             {} archived, read in place</title></rect>",
+            bottom - y,
+            escape(&p.type_name),
+            super::map::Bytes(p.bytes),
+        );
         return;
     }
     // A row owned by another (a store's versions pool) sits in the lower half of its

@@ -25,6 +25,8 @@ use super::slots::{SlotReport, SlotState, SlotsReport};
 pub(super) const SLOTS: &str = "Slots";
 /// The [`PoolReport::kind`] of one slot's row.
 pub(super) const SLOT: &str = "Slot";
+/// The [`PoolReport::kind`] of a level's archived bytes, read in place (feature `rkyv`).
+pub(super) const ARCHIVE: &str = crate::scope::info::ARCHIVE_KIND;
 
 /// What the text and the picture show of one slot.
 #[derive(Clone, Copy, Debug)]

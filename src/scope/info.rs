@@ -407,6 +407,12 @@ pub(crate) struct HeapNumbers {
     pub(crate) largest_free: usize,
 }
 
+/// The [`PoolLink::kind`] of a level's archived bytes read in place (feature `rkyv`,
+/// `crate::inplace`): a row of its own in the map, listed before what the level's build
+/// step carved after it.
+#[cfg_attr(not(feature = "rkyv"), allow(dead_code))]
+pub(crate) const ARCHIVE_KIND: &str = "Archive";
+
 /// A node in a scope's list of pools, stored in scope memory next to the pool.
 ///
 /// It holds copies of what a report needs plus a pointer into the pool's side tables,
@@ -422,7 +428,7 @@ pub struct PoolLink {
     pub(crate) ptr: NonNull<u8>,
     /// Pool-defined words (sizes, counts).
     pub(crate) words: [usize; 5],
-    /// `"Pool"`, `"DensePool"` or `"Store"`.
+    /// `"Pool"`, `"DensePool"`, `"Store"`, `"Heap"`, `"Slots"` or [`ARCHIVE_KIND`].
     pub(crate) kind: &'static str,
     /// The element type's name.
     pub(crate) type_name: &'static str,

@@ -814,3 +814,35 @@ fn a_heap_opened_with_no_profiler_stays_hidden() {
         .iter()
         .any(|e| matches!(e, Alloc { addr, .. } if *addr == hidden)));
 }
+
+/// A level read in place (feature `rkyv`): its archived bytes are the first allocation
+/// in the slot's pool, whole, and end with the slot's one discard.
+#[cfg(feature = "rkyv")]
+#[test]
+fn an_archive_read_in_place_is_one_allocation_in_its_slots_pool() {
+    let rec = Recording::start("ta_");
+    let file = rkyv::to_bytes::<rkyv::rancor::Error>(&std::vec![7u32; 100]).unwrap();
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("ta_game", |game| {
+        let levels = game.new_slots("ta_levels", 1, 4096);
+        let level = levels.load_archived::<Vec<u32>>("forest", &file).unwrap();
+        assert_eq!(level.with(|l| l.len()), 100);
+        drop(level);
+        // A refused archive: placed, then discarded with its slot.
+        assert!(levels
+            .load_archived::<Vec<u32>>("cut", &file[..10])
+            .is_err());
+    });
+    let events = rec.finish();
+    let allocs = check_rules(&events);
+    assert_eq!(allocs["ta_levels/forest"][0].1, file.len());
+    assert_eq!(allocs["ta_levels/cut"][0].1, 10);
+    let discards: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Discard { pool } => Some(*pool),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(discards[..2], ["ta_levels/forest", "ta_levels/cut"]);
+}
