@@ -914,14 +914,7 @@ where
         L: Into<LoadedLevel<R>>,
     {
         self.stream_with(name, move |slots, name| {
-            read(
-                &bytes,
-                LevelReader {
-                    slots,
-                    name,
-                    _root: std::marker::PhantomData,
-                },
-            )
+            read(&bytes, LevelReader::new(slots, name))
         });
     }
 }
@@ -934,7 +927,8 @@ pub(crate) fn warm_serde_staging() {
 }
 
 /// Reads one level into a slot from a deserializer (feature `serde`); handed to the
-/// closure of [`LevelSlots::stream_from_bytes`].
+/// closure of [`LevelSlots::stream_from_bytes`], [`LevelSlots::stream_file`] and
+/// [`LevelSlots::stream_from_reader`].
 ///
 /// ```
 /// use bevy_tasks::{AsyncComputeTaskPool, TaskPool};
@@ -955,6 +949,19 @@ pub struct LevelReader<'a, R: SlotRoot> {
     slots: &'static Slots,
     name: &'a str,
     _root: std::marker::PhantomData<fn() -> R>,
+}
+
+#[cfg(feature = "serde")]
+impl<'a, R: SlotRoot> LevelReader<'a, R> {
+    /// A reader for level `name` into a free slot of `slots` (the stream calls, on the
+    /// loader task).
+    pub(crate) fn new(slots: &'static Slots, name: &'a str) -> Self {
+        LevelReader {
+            slots,
+            name,
+            _root: std::marker::PhantomData,
+        }
+    }
 }
 
 #[cfg(feature = "serde")]

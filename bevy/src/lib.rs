@@ -12,7 +12,9 @@
 //! - [`LevelSlots`] streams levels: each is built on the
 //!   [`AsyncComputeTaskPool`](bevy_tasks::AsyncComputeTaskPool) and swapped in during
 //!   [`PreUpdate`](bevy_app::PreUpdate) once ready; each arrival or failure is a
-//!   [`LevelMessage`].
+//!   [`LevelMessage`]. With the `serde` feature a level file is read on that task
+//!   (`stream_file`, `stream_from_reader`) into the thread's reused buffer
+//!   ([`with_level_file_bytes`]).
 //! - [`MemoryMaps`] and [`MemoryMapRequest`] print or save the memory map from a system.
 //! - [`ScratchStats`], [`FrameArenaStats`] and [`LevelSlotsStats`] hold the figures to
 //!   size scratch pads and slots from; with the `diagnostic` feature they are also
@@ -65,6 +67,7 @@
 #[cfg(feature = "diagnostic")]
 mod diagnostic;
 mod frames;
+mod level_files;
 mod levels;
 mod map;
 mod plugin;
@@ -74,6 +77,7 @@ mod stats;
 #[cfg(feature = "diagnostic")]
 pub use diagnostic::diagnostic_path;
 pub use frames::{rotate_frames, FrameArena};
+pub use level_files::{with_level_file_bytes, with_level_reader_bytes};
 #[cfg(feature = "serde")]
 pub use levels::LevelReader;
 pub use levels::{swap_levels, LevelEvent, LevelMessage, LevelScope, LevelSlots, LoadedLevel};
