@@ -457,6 +457,45 @@ fn unchecked_loads_read_trusted_files() {
     assert_eq!(small.loaded(), 0);
 }
 
+#[test]
+fn the_task_unchecked_load_reads_a_trusted_file_where_the_checked_one_puts_it() {
+    let original = level(N);
+    let file = cook(&original);
+    let chunks = Slots::leak("chunks", 1, 64 << 10).unwrap();
+    let addr = |l: &ArchivedLevel| l as *const ArchivedLevel as usize;
+    let checked = chunks.load_archived_task::<Level>("a", &file).unwrap();
+    let (at, used) = (checked.with(|l| addr(l)), checked.used());
+    drop(checked);
+    // SAFETY: `file` is an archived `Level` written above by this build.
+    let trusted = unsafe { chunks.load_archived_task_unchecked::<Level>("a", &file) }.unwrap();
+    assert_eq!((trusted.with(|l| addr(l)), trusted.used()), (at, used));
+    // The level is `Send` with its task: read it on another thread.
+    let back = std::thread::spawn(move || {
+        trusted.with(|l| rkyv::deserialize::<Level, RkyvError>(*l).unwrap())
+    })
+    .join()
+    .unwrap();
+    assert_eq!(back, original);
+    assert_eq!(chunks.loaded(), 0);
+    // Every slot held, then too big: errors that name the set, and free the slot.
+    let held = chunks.load_archived_task::<Level>("held", &file).unwrap();
+    // SAFETY: as above (the load fails before reading).
+    let err = unsafe { chunks.load_archived_task_unchecked::<Level>("b", &file) }.unwrap_err();
+    assert_eq!(
+        (err.kind(), err.slots_name()),
+        (LoadErrorKind::Full, "chunks")
+    );
+    drop(held);
+    let small = Slots::leak("small", 1, 64).unwrap();
+    // SAFETY: as above (the load fails before reading).
+    let err = unsafe { small.load_archived_task_unchecked::<Level>("big", &file) }.unwrap_err();
+    assert_eq!(
+        (err.kind(), err.load_name()),
+        (LoadErrorKind::TooSmall, "big")
+    );
+    assert_eq!(small.loaded(), 0);
+}
+
 slot_root!(struct Hp = for<'s> &'s Pool<'s, u32>);
 
 #[test]

@@ -305,6 +305,22 @@ macro_rules! every_form_refuses {
                     Ok(total(l))
                 }),
             ),
+            load(block_on(
+                levels
+                    .load_archived_async_with::<Level, Total, ()>("bad", $src, |l, _| Ok(total(l))),
+            )),
+            load(block_on(
+                levels.load_archived_concurrent_async_with::<Level, Total, ()>(
+                    "bad",
+                    $src,
+                    |l, _| Ok(total(l)),
+                ),
+            )),
+            load(block_on(
+                levels.load_archived_task_async_with::<Level, Total, ()>("bad", $src, |l, _| {
+                    Ok(total(l))
+                }),
+            )),
         ];
         for (form, err) in errors.iter().enumerate() {
             assert_eq!(err.kind(), $kind, "form {form}: {err}");
@@ -498,4 +514,191 @@ fn a_task_load_future_is_send_and_its_level_crosses_threads() {
         .join()
         .unwrap();
     assert_eq!(spawns, SPAWNS);
+}
+
+/// Awaits each async form with a build step (`form` 0: plain, 1: concurrent, 2: task)
+/// and gives the level's name and its runtime half, or the error. The step places
+/// `placed` values that count their drops in `drops`, then `step` decides.
+fn async_with(
+    levels: &Slots,
+    form: usize,
+    file: &[u8],
+    (drops, placed): (&Arc<AtomicUsize>, usize),
+    step: fn(&ArchivedLevel) -> Result<u32, &'static str>,
+) -> Result<(String, u32), BuildError<&'static str>> {
+    let read = |l: &scope_stack::inplace::InPlace<'_, Level, u32>| {
+        (l.archived.name.to_string(), l.runtime)
+    };
+    // The step, on any of the three surfaces.
+    fn build<'s>(scope: impl Place<'s>, (drops, placed): (&Arc<AtomicUsize>, usize)) {
+        for _ in 0..placed {
+            scope.new_object(Counted(drops.clone()));
+        }
+    }
+    let counted = (drops, placed);
+    match form {
+        0 => {
+            block_on(
+                levels.load_archived_async_with::<Level, Total, _>("castle", file, |l, s| {
+                    build(s, counted);
+                    step(l)
+                }),
+            )
+            .map(|l| l.with(read))
+        }
+        1 => block_on(
+            levels.load_archived_concurrent_async_with::<Level, Total, _>(
+                "castle",
+                file,
+                |l, s| {
+                    build(s, counted);
+                    step(l)
+                },
+            ),
+        )
+        .map(|l| l.with(read)),
+        _ => block_on(levels.load_archived_task_async_with::<Level, Total, _>(
+            "castle",
+            file,
+            |l, s| {
+                build(s, counted);
+                step(l)
+            },
+        ))
+        .map(|l| l.with(read)),
+    }
+}
+
+#[test]
+fn an_async_load_with_a_step_waits_for_a_held_slot_then_builds() {
+    let forest = cook("forest", SPAWNS);
+    let castle = cook("castle", SPAWNS);
+    let sum: u32 = (0..SPAWNS as u32).sum();
+    let levels = Slots::leak("levels", 1, 64 << 10).unwrap();
+    let drops = Arc::new(AtomicUsize::new(0));
+    for form in 0..3 {
+        let playing = levels
+            .load_archived_task::<Level>("forest", &forest)
+            .unwrap();
+        let freer = std::thread::spawn(move || {
+            std::thread::sleep(SHORT);
+            drop(playing);
+        });
+        // The step places a value that lives as long as the level does.
+        let got = async_with(levels, form, &castle, (&drops, 1), |l| Ok(total(l)));
+        freer.join().unwrap();
+        assert_eq!(got.unwrap(), ("castle".to_string(), sum), "form {form}");
+        assert_eq!(
+            drops.load(Ordering::Relaxed),
+            form + 1,
+            "form {form}: dropped with the level"
+        );
+        assert_eq!(levels.loaded(), 0);
+    }
+    // Each form waits while the slot is held: a first poll is pending.
+    let playing = levels.load_archived::<Level>("forest", &forest).unwrap();
+    let mut plain = Box::pin(levels.load_archived_async_with::<Level, Total, ()>(
+        "castle",
+        &castle[..],
+        |l, _| Ok(total(l)),
+    ));
+    assert!(poll_once(&mut plain).is_none());
+    let mut shared = Box::pin(
+        levels.load_archived_concurrent_async_with::<Level, Total, ()>(
+            "castle",
+            &castle[..],
+            |l, _| Ok(total(l)),
+        ),
+    );
+    assert!(poll_once(&mut shared).is_none());
+    let mut task = Box::pin(levels.load_archived_task_async_with::<Level, Total, ()>(
+        "castle",
+        &castle[..],
+        |l, _| Ok(total(l)),
+    ));
+    assert!(poll_once(&mut task).is_none());
+    drop(playing);
+    // The first in line gets the slot; each of the others in turn once it is free.
+    let plain = block_on(plain).unwrap();
+    assert_eq!(plain.with(|l| l.runtime), sum);
+    drop(plain);
+    assert_eq!(block_on(shared).unwrap().with(|l| l.runtime), sum);
+    assert_eq!(block_on(task).unwrap().with(|l| l.runtime), sum);
+    assert_eq!(levels.loaded(), 0);
+}
+
+#[test]
+fn an_async_step_that_refuses_frees_the_slot_and_drops_what_it_placed_once() {
+    let file = cook("castle", SPAWNS);
+    let levels = Slots::leak("levels", 1, 64 << 10).unwrap();
+    let drops = Arc::new(AtomicUsize::new(0));
+    for form in 0..3 {
+        let err = async_with(levels, form, &file, (&drops, 2), |_| Err("refused"));
+        assert!(
+            matches!(err, Err(BuildError::Build("refused"))),
+            "form {form}"
+        );
+        // Both values placed by the step are dropped, once each, before the error.
+        assert_eq!(drops.load(Ordering::Relaxed), 2 * (form + 1), "form {form}");
+        assert_eq!(levels.loaded(), 0, "form {form}");
+        // The slot is free at once: a plain load has it, at the front as before.
+        let next = levels.load_archived::<Level>("next", &file).unwrap();
+        assert_eq!(next.with(|l| l.spawns.len()), SPAWNS);
+    }
+    assert_eq!(drops.load(Ordering::Relaxed), 6);
+}
+
+#[test]
+fn a_dropped_async_load_with_a_step_leaves_nothing_behind() {
+    let forest = cook("forest", SPAWNS);
+    let castle = cook("castle", SPAWNS);
+    let ran = AtomicUsize::new(0);
+    let step = |l: &ArchivedLevel| {
+        ran.fetch_add(1, Ordering::Relaxed);
+        Ok::<u32, ()>(total(l))
+    };
+    let mut memory = LinearAllocator::with_capacity(1 << 20).unwrap();
+    memory.scope("game", |game| {
+        let levels = game.new_slots("levels", 1, 64 << 10);
+        let playing = levels.load_archived::<Level>("forest", &forest).unwrap();
+        let used = playing.used();
+        {
+            let mut plain = Box::pin(levels.load_archived_async_with::<Level, Total, ()>(
+                "castle",
+                &castle[..],
+                |l, _| step(l),
+            ));
+            let mut shared = Box::pin(
+                levels.load_archived_concurrent_async_with::<Level, Total, ()>(
+                    "castle",
+                    &castle[..],
+                    |l, _| step(l),
+                ),
+            );
+            let mut task = Box::pin(levels.load_archived_task_async_with::<Level, Total, ()>(
+                "castle",
+                &castle[..],
+                |l, _| step(l),
+            ));
+            assert!(poll_once(&mut plain).is_none());
+            assert!(poll_once(&mut shared).is_none());
+            assert!(poll_once(&mut task).is_none());
+            assert_eq!(game.report().scopes[0].slots[0].waiting, 3);
+            // Cancelled while the slot is held: dropped before a slot frees.
+        }
+        assert_eq!(game.report().scopes[0].slots[0].waiting, 0);
+        assert_eq!(ran.load(Ordering::Relaxed), 0, "no step ran");
+        assert_eq!((levels.loaded(), playing.used()), (1, used));
+        drop(playing);
+        // Nothing claimed, nothing held: the slot is free and the next load has it.
+        assert_eq!(levels.loaded(), 0);
+        let next = block_on(levels.load_archived_async_with::<Level, Total, ()>(
+            "castle",
+            &castle,
+            |l, _| step(l),
+        ))
+        .unwrap();
+        assert_eq!(next.with(|l| l.archived.name.to_string()), "castle");
+        assert_eq!(ran.load(Ordering::Relaxed), 1);
+    });
 }

@@ -5,8 +5,9 @@
 //! Invariant: the build step runs only on a validated archive, in the same slot,
 //! after the archive's bytes, and what it returns becomes
 //! [`InPlace::runtime`](super::InPlace) beside the archived level. If the step fails,
-//! its error is kept aside, the build returns the placeholder, and `try_load` drops
-//! what the step placed and frees the slot before the error comes back. The step's
+//! its error is kept aside (in a [`Steps`], which the async forms of `async_builds`
+//! share), the build returns the placeholder, and `try_load` drops what the step
+//! placed and frees the slot before the error comes back. The step's
 //! error type `B` is chosen outside the slot's lifetime, so it cannot borrow from the
 //! slot it outlives.
 #![allow(clippy::result_large_err)]
@@ -18,6 +19,7 @@ use rkyv::{Archive, Archived};
 
 use crate::concurrent::ConcurrentScope;
 use crate::error::AllocError;
+use crate::scope::place::Place;
 use crate::scope::ScopeStack;
 use crate::slots::{Loaded, Shared, SlotError, SlotRoot, Slots, Task, TaskScope};
 
@@ -41,12 +43,49 @@ pub(super) fn step<'x, T: Archive, U, B>(
     }
 }
 
-/// The error of a failed load with a build step: the step's, when it ran and failed;
-/// the load's otherwise.
-fn failed<B>(catch: Catch, kept: Option<B>, slot: SlotError, len: usize) -> BuildError<B> {
-    match kept {
-        Some(b) => BuildError::Build(b),
-        None => BuildError::Load(catch.finish(slot, len)),
+/// What a load with a build step keeps aside while the slot's build runs (for the
+/// slots' `try_` loads, plain and async, whose build may fail): why the bytes were
+/// refused, the step's error, and the archive's length, for the error.
+pub(super) struct Steps<B> {
+    catch: Catch,
+    kept: Option<B>,
+    len: usize,
+}
+
+impl<B> Steps<B> {
+    /// Steps for an archive of `len` bytes.
+    pub(super) fn new(len: usize) -> Self {
+        Steps {
+            catch: Catch::new(),
+            kept: None,
+            len,
+        }
+    }
+
+    /// The slot's build: places the archive in `scope`, checks it, and runs the step
+    /// on it; any failure is kept aside and the build returns an error.
+    pub(super) fn run<'x, T, U, P: Place<'x>>(
+        &mut self,
+        scope: P,
+        source: impl Source,
+        build: impl FnOnce(&'x Archived<T>) -> Result<U, B>,
+    ) -> Result<InPlace<'x, T, U>, AllocError>
+    where
+        T: Archive,
+        Archived<T>: for<'a> CheckBytes<HighValidator<'a, rancor::Error>>,
+    {
+        let bytes = self.catch.place::<T, _>(scope, source)?;
+        let archived = self.catch.check::<T>(bytes)?;
+        step(archived, &mut self.kept, build)
+    }
+
+    /// The error of the failed load: the step's, when it ran and failed; the load's
+    /// otherwise.
+    pub(super) fn finish(self, slot: SlotError) -> BuildError<B> {
+        match self.kept {
+            Some(b) => BuildError::Build(b),
+            None => BuildError::Load(self.catch.finish(slot, self.len)),
+        }
     }
 }
 
@@ -131,15 +170,9 @@ impl Slots {
         Archived<T>: for<'a> CheckBytes<HighValidator<'a, rancor::Error>>,
         U: SlotRoot,
     {
-        let len = source.len();
-        let mut catch = Catch::new();
-        let mut kept = None;
-        self.try_load::<InPlaceRoot<T, U>>(name, |s| {
-            let bytes = catch.place::<T, _>(s, source)?;
-            let archived = catch.check::<T>(bytes)?;
-            step(archived, &mut kept, |a| build(a, s))
-        })
-        .map_err(|e| failed(catch, kept, e, len))
+        let mut steps = Steps::new(source.len());
+        self.try_load::<InPlaceRoot<T, U>>(name, |s| steps.run(s, source, |a| build(a, s)))
+            .map_err(|e| steps.finish(e))
     }
 
     /// [`load_archived_concurrent`](Self::load_archived_concurrent) with a build step:
@@ -182,15 +215,11 @@ impl Slots {
         Archived<T>: for<'a> CheckBytes<HighValidator<'a, rancor::Error>>,
         U: SlotRoot,
     {
-        let len = source.len();
-        let mut catch = Catch::new();
-        let mut kept = None;
+        let mut steps = Steps::new(source.len());
         self.try_load_concurrent::<InPlaceRoot<T, U>>(name, |s| {
-            let bytes = catch.place::<T, _>(s, source)?;
-            let archived = catch.check::<T>(bytes)?;
-            step(archived, &mut kept, |a| build(a, s))
+            steps.run(s, source, |a| build(a, s))
         })
-        .map_err(|e| failed(catch, kept, e, len))
+        .map_err(|e| steps.finish(e))
     }
 
     /// [`load_archived_task`](Self::load_archived_task) with a build step: see
@@ -227,14 +256,8 @@ impl Slots {
         Archived<T>: for<'a> CheckBytes<HighValidator<'a, rancor::Error>>,
         U: SlotRoot,
     {
-        let len = source.len();
-        let mut catch = Catch::new();
-        let mut kept = None;
-        self.try_load_task::<InPlaceRoot<T, U>>(name, |s| {
-            let bytes = catch.place::<T, _>(s, source)?;
-            let archived = catch.check::<T>(bytes)?;
-            step(archived, &mut kept, |a| build(a, s))
-        })
-        .map_err(|e| failed(catch, kept, e, len))
+        let mut steps = Steps::new(source.len());
+        self.try_load_task::<InPlaceRoot<T, U>>(name, |s| steps.run(s, source, |a| build(a, s)))
+            .map_err(|e| steps.finish(e))
     }
 }

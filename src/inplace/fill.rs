@@ -105,6 +105,25 @@ impl Catch {
         Ok(unsafe { core::slice::from_raw_parts(at.as_ptr(), len) })
     }
 
+    /// [`place`](Self::place), then the bytes taken as an archived `T` as they lie,
+    /// with no validation: the `unsafe` loads' build.
+    ///
+    /// # Safety
+    /// What `source` gives must be exactly the bytes an rkyv serializer wrote for a `T`
+    /// with this build's rkyv format features, unaltered (the contract of
+    /// [`Slots::load_archived_unchecked`](crate::Slots::load_archived_unchecked)).
+    pub(crate) unsafe fn place_trusted<'x, T: Archive, P: Place<'x>>(
+        &mut self,
+        scope: P,
+        source: impl Source,
+    ) -> Result<&'x Archived<T>, AllocError> {
+        let bytes = self.place::<T, P>(scope, source)?;
+        // SAFETY: the caller vouches that `bytes` (a copy of their archive, aligned as
+        // rkyv's writer aligned it) hold a valid archived `T` at the root position;
+        // they live in the slot for `'x` and are never written again.
+        Ok(unsafe { rkyv::access_unchecked::<Archived<T>>(bytes) })
+    }
+
     /// Validates `bytes` as an archived `T` with bytecheck: the `&Archived<T>` exists
     /// only when every pointer, length, discriminant and character in it checked out.
     pub(crate) fn check<'x, T>(&mut self, bytes: &'x [u8]) -> Result<&'x Archived<T>, AllocError>

@@ -5,8 +5,10 @@
 //!
 //! Each is the slots' own `try_` load whose build is [`Catch::place`] then
 //! [`Catch::check`]: a failure of the bytes is kept in the catch and the slot is freed
-//! by `try_load` before the error comes back. No `try_` forms of their own: these
-//! loads always return a `Result`, as the serde file loads do.
+//! by `try_load` before the error comes back. The `unsafe` loads build with
+//! [`Catch::place_trusted`] instead, which takes the placed bytes as they lie. No
+//! `try_` forms of their own: these loads always return a `Result`, as the serde file
+//! loads do.
 #![allow(clippy::result_large_err)]
 
 use rkyv::api::high::HighValidator;
@@ -197,11 +199,9 @@ impl Slots {
         let len = source.len();
         let mut catch = Catch::new();
         self.try_load::<ArchivedRoot<T>>(name, |s| {
-            let bytes = catch.place::<T, _>(s, source)?;
-            // SAFETY: the caller vouches that `bytes` (a copy of their archive, aligned
-            // as rkyv's writer aligned it) hold a valid archived `T` at the root
-            // position; they live in the slot for `'x` and are never written again.
-            Ok(unsafe { rkyv::access_unchecked::<Archived<T>>(bytes) })
+            // SAFETY: the caller vouches for the bytes `source` gives (this function's
+            // contract, which is `place_trusted`'s).
+            unsafe { catch.place_trusted::<T, _>(s, source) }
         })
         .map_err(|e| catch.finish(e, len))
     }
@@ -233,9 +233,42 @@ impl Slots {
         let len = source.len();
         let mut catch = Catch::new();
         self.try_load_concurrent::<ArchivedRoot<T>>(name, |s| {
-            let bytes = catch.place::<T, _>(s, source)?;
             // SAFETY: as in `load_archived_unchecked`.
-            Ok(unsafe { rkyv::access_unchecked::<Archived<T>>(bytes) })
+            unsafe { catch.place_trusted::<T, _>(s, source) }
+        })
+        .map_err(|e| catch.finish(e, len))
+    }
+
+    /// As [`load_archived_task`](Self::load_archived_task), without validation: a
+    /// trusted level `Send` with the task that streams it.
+    ///
+    /// # Safety
+    /// As [`load_archived_unchecked`](Self::load_archived_unchecked).
+    ///
+    /// # Errors
+    /// As [`load_archived_unchecked`](Self::load_archived_unchecked).
+    ///
+    /// ```
+    /// use scope_stack::Slots;
+    ///
+    /// let chunks = Slots::leak("chunks", 1, 4096)?;
+    /// let file = rkyv::to_bytes::<rkyv::rancor::Error>(&vec![1u32, 2, 3]).unwrap();
+    /// // SAFETY: `file` is an archived `Vec<u32>`, written just above by this build.
+    /// let chunk = unsafe { chunks.load_archived_task_unchecked::<Vec<u32>>("chunk", &file) }.unwrap();
+    /// let sum = std::thread::spawn(move || chunk.with(|c| c.iter().map(|x| x.to_native()).sum::<u32>()));
+    /// assert_eq!(sum.join().unwrap(), 6);
+    /// # Ok::<(), scope_stack::AllocError>(())
+    /// ```
+    pub unsafe fn load_archived_task_unchecked<T: Archive + 'static>(
+        &self,
+        name: &str,
+        source: impl Source,
+    ) -> Result<Loaded<'_, ArchivedRoot<T>, Task>, LoadError> {
+        let len = source.len();
+        let mut catch = Catch::new();
+        self.try_load_task::<ArchivedRoot<T>>(name, |s| {
+            // SAFETY: as in `load_archived_unchecked`.
+            unsafe { catch.place_trusted::<T, _>(s, source) }
         })
         .map_err(|e| catch.finish(e, len))
     }

@@ -125,7 +125,7 @@
 //! |---|---|---|---|
 //! | plain | [`Slots::load_archived`] | [`Slots::load_archived_with`] | [`Slots::load_archived_unchecked`] |
 //! | shared | [`Slots::load_archived_concurrent`] | [`Slots::load_archived_concurrent_with`] | [`Slots::load_archived_concurrent_unchecked`] |
-//! | task | [`Slots::load_archived_task`] | [`Slots::load_archived_task_with`] | |
+//! | task | [`Slots::load_archived_task`] | [`Slots::load_archived_task_with`] | [`Slots::load_archived_task_unchecked`] |
 //!
 //! Each takes any [`Source`]: a byte slice (copied, so it may sit at any address) or a
 //! [`FromReader`]. They always return a `Result`, as the serde file loads do, so there
@@ -142,7 +142,9 @@
 //! | task | [`Slots::load_archived_task_wait`] | [`Slots::load_archived_task_wait_timeout`] | [`Slots::load_archived_task_async`] |
 //!
 //! and with a build step: [`Slots::load_archived_wait_with`],
-//! [`Slots::load_archived_wait_timeout_with`] and their `concurrent_` and `task_` forms.
+//! [`Slots::load_archived_wait_timeout_with`], [`Slots::load_archived_async_with`] and
+//! their `concurrent_` and `task_` forms (the async ones with the same one
+//! [`BuildError`] as the other `_with` loads).
 //! They are the slots' own waiting forms ([`Slots::load_wait_timeout`],
 //! [`Slots::try_load_async`] and theirs) with the in-place build, so the bytes land
 //! where the other loads put them, and a refused archive frees its slot at once.
@@ -156,6 +158,7 @@
 //! [`Slots::load_archived_concurrent_unchecked`]: crate::Slots::load_archived_concurrent_unchecked
 //! [`Slots::load_archived_task`]: crate::Slots::load_archived_task
 //! [`Slots::load_archived_task_with`]: crate::Slots::load_archived_task_with
+//! [`Slots::load_archived_task_unchecked`]: crate::Slots::load_archived_task_unchecked
 //! [`Slots::load_archived_wait`]: crate::Slots::load_archived_wait
 //! [`Slots::load_archived_wait_timeout`]: crate::Slots::load_archived_wait_timeout
 //! [`Slots::load_archived_async`]: crate::Slots::load_archived_async
@@ -167,9 +170,12 @@
 //! [`Slots::load_archived_task_async`]: crate::Slots::load_archived_task_async
 //! [`Slots::load_archived_wait_with`]: crate::Slots::load_archived_wait_with
 //! [`Slots::load_archived_wait_timeout_with`]: crate::Slots::load_archived_wait_timeout_with
+//! [`Slots::load_archived_async_with`]: crate::Slots::load_archived_async_with
 //! [`Slots::load_wait_timeout`]: crate::Slots::load_wait_timeout
 //! [`Slots::try_load_async`]: crate::Slots::try_load_async
 
+#[cfg(feature = "std")]
+mod async_builds;
 mod builds;
 mod error;
 mod fill;
