@@ -98,7 +98,10 @@ impl Catch {
             self.failed = Some(Failed::from(e));
             return Err(refused());
         }
-        register::<T, _>(scope.handle().as_core(), at, len);
+        let handle = scope.handle();
+        register::<T, _>(handle.as_core(), at, len);
+        #[cfg(feature = "tracy")]
+        show::<T, _>(handle.as_core(), at, len);
         // SAFETY: `fill` returned `Ok`, so it wrote all `len` bytes (the `Source`
         // contract, sealed in this crate); the mutable borrow `room` has ended, and
         // from here on the bytes are only read, for `'x`.
@@ -158,6 +161,48 @@ fn register<'x, T: Archive, C: Core<'x>>(core: C, at: NonNull<u8>, len: usize) {
     // SAFETY: `archive_snapshot` reads only the link's own words, never the archive's
     // bytes, so nothing it reads can change or go before the scope ends.
     unsafe { core.register_pool(link) };
+}
+
+/// Shows the archive's `len` bytes at `at` in the profiler (feature `tracy`) as a pool
+/// of its own, named as its row in the memory map: `"<slot's path>/Archive <Level>"`
+/// (the type without module paths), whose one allocation is the whole archive. A
+/// [`Shown`] placed in the slot after the archive ends that pool when the slot unloads
+/// (or a refused load rewinds it). While no profiler is connected nothing is named and
+/// nothing placed; with no room for the `Shown` the archive is not shown.
+#[cfg(feature = "tracy")]
+fn show<'x, T, C: Core<'x>>(c: C, at: NonNull<u8>, len: usize) {
+    use crate::profiler::names;
+    if len == 0 {
+        return;
+    }
+    let Some(name) = crate::profiler::name_for(|text| {
+        c.profiler_path(text);
+        let mut buf = [0; names::MAX_NAME];
+        let short = names::short_type(&mut buf, core::any::type_name::<T>());
+        let _ = core::fmt::Write::write_fmt(text, format_args!("/{ARCHIVE_KIND} {short}"));
+    }) else {
+        return;
+    };
+    // SAFETY: `try_new_object`'s contract: a `Shown` is `'static` and `Send` (a
+    // `&'static Name`, and `Name` is `Sync`), so it may be dropped wherever the slot's
+    // chain runs, and its drop reads nothing but its own name.
+    match unsafe { crate::scope::place::try_new_object(c, Shown(name)) } {
+        Ok(_) => crate::profiler::alloc(Some(name), at.as_ptr().addr(), len),
+        // Dropping the `Shown` releases the name (it showed nothing, so no discard).
+        Err(e) => drop(e.value),
+    }
+}
+
+/// Ends an archive's own pool in the profiler when its slot unloads (feature `tracy`;
+/// see [`show`]).
+#[cfg(feature = "tracy")]
+struct Shown(&'static crate::profiler::Name);
+
+#[cfg(feature = "tracy")]
+impl Drop for Shown {
+    fn drop(&mut self) {
+        crate::profiler::discard(Some(self.0));
+    }
 }
 
 /// An archive's row: its bytes, archived (`len`, `capacity` and the high-water mark are

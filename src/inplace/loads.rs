@@ -35,7 +35,9 @@ impl Slots {
     /// to the archived root's alignment, if larger), the archive's row in the memory
     /// map (16 words, placed after it: the row `- Archive Level` that
     /// [`ScopeStack::report`](crate::ScopeStack::report) lists under the slot), and the
-    /// root (one reference).
+    /// root (one reference); with the `tracy` feature, while a profiler is connected,
+    /// also the record that ends the archive's own profiler pool (see
+    /// [`crate::inplace`]).
     ///
     /// # Errors
     /// A [`LoadError`] that names the set and the load: every slot held, the slot too

@@ -100,8 +100,9 @@
 //! heaps and values filled from the archived data. The runtime half may borrow from the
 //! archive (an enemy's `&'s str` name pointing into it), since both live exactly as long
 //! as the slot. The slot then holds the archive, what the build step placed, and the
-//! root, and nothing else but the archive's row in the memory map (16 words); it
-//! unloads in one step.
+//! root, and nothing else but the archive's row in the memory map (16 words) and, with
+//! the `tracy` feature while a profiler is connected, the record that ends the
+//! archive's profiler pool; it unloads in one step.
 //!
 //! # In the memory map
 //!
@@ -115,9 +116,13 @@
 //!         - Pool<u32>            4848     1.2 KiB  len 64/64 (high-water ≤ 64)
 //! ```
 //!
-//! The picture draws it as a box of its own colour over the slot's used part; with
+//! The picture draws it as a box of its own colour over the slot's used part. With
 //! the `tracy` feature the archive's bytes are an allocation in the slot's memory pool,
-//! as everything placed in the slot is.
+//! as everything placed in the slot is, and also a pool of their own named as the row,
+//! `levels/forest/Archive Level`, whose one allocation is the whole archive, discarded
+//! when the slot unloads. While a profiler is connected that costs the slot one
+//! finalizer record (a few words, after the archive's row); with no profiler
+//! connected, or without the feature, nothing.
 //!
 //! # The forms
 //!

@@ -11,10 +11,11 @@
 //! | a slot of the slot set `"levels"` loaded as `"forest"` (as `""`) | pool `levels/forest` (`levels[1]`) |
 //! | a `Pool<Enemy>` or `DensePool<Shot>` carved in `systems/level` | pool `systems/level/Pool<Enemy>` |
 //! | a [`Heap`](crate::Heap) carved in `systems/level` | pool `systems/level/Heap` |
+//! | a level read in place into slot `levels/forest` (feature `rkyv`) | pool `levels/forest/Archive Level`: one allocation, the whole archive (also in the slot's pool, as its first) |
 //! | an allocation, free, grow or shrink through `&Heap`'s `Allocator` | an allocation, a free, or a free and an allocation in the heap's pool |
 //! | an allocation in a scope (any surface, any thread) | an allocation in the scope's pool, as it is placed |
 //! | `Allocator::deallocate`, `grow`, `shrink` on a scope | a free, or a free and an allocation |
-//! | a scope closing, a slot unloading, a container dropped (a heap: its scope closing or its slot unloading) | one discard of its pool |
+//! | a scope closing, a slot unloading, a container dropped (a heap: its scope closing or its slot unloading; an archive: its slot unloading) | one discard of its pool |
 //! | a pool `insert` / `remove` | an allocation / a free in the pool's pool |
 //! | a scope closing; a slot loaded or unloaded | plots `<top> used` and `<top> high-water` (`<top>`: the top-level scope or the slot) |
 //! | a pool `insert` / `remove` | plot `<pool> len` |

@@ -815,6 +815,18 @@ fn a_heap_opened_with_no_profiler_stays_hidden() {
         .any(|e| matches!(e, Alloc { addr, .. } if *addr == hidden)));
 }
 
+/// The pools discarded in `events`, in order.
+#[cfg(feature = "rkyv")]
+fn discards(events: &[Recorded]) -> Vec<&'static str> {
+    events
+        .iter()
+        .filter_map(|e| match e {
+            Discard { pool } => Some(*pool),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A level read in place (feature `rkyv`): its archived bytes are the first allocation
 /// in the slot's pool, whole, and end with the slot's one discard.
 #[cfg(feature = "rkyv")]
@@ -837,12 +849,83 @@ fn an_archive_read_in_place_is_one_allocation_in_its_slots_pool() {
     let allocs = check_rules(&events);
     assert_eq!(allocs["ta_levels/forest"][0].1, file.len());
     assert_eq!(allocs["ta_levels/cut"][0].1, 10);
-    let discards: Vec<&str> = events
-        .iter()
-        .filter_map(|e| match e {
-            Discard { pool } => Some(*pool),
-            _ => None,
-        })
-        .collect();
-    assert_eq!(discards[..2], ["ta_levels/forest", "ta_levels/cut"]);
+    let discards = discards(&events);
+    // Each slot's discard follows its archive's own (see the next test).
+    assert_eq!(
+        discards[..4],
+        [
+            "ta_levels/forest/Archive Vec<u32>",
+            "ta_levels/forest",
+            "ta_levels/cut/Archive Vec<u32>",
+            "ta_levels/cut"
+        ]
+    );
+}
+
+/// A level read in place (feature `rkyv`) is also a pool of its own, named as its row
+/// in the memory map (`<slot>/Archive <Level>`): one allocation, the whole archive at
+/// its address, ended by one discard when the slot unloads (before the slot's own
+/// discard), for a refused archive too; a slot loaded through a concurrent scope names
+/// it once. With no profiler connected nothing is named or placed for it.
+#[cfg(feature = "rkyv")]
+#[test]
+fn an_archive_read_in_place_is_a_named_allocation_of_its_own() {
+    slot_root!(struct Len = for<'s> usize);
+    let rec = Recording::start("tn_");
+    let file = rkyv::to_bytes::<rkyv::rancor::Error>(&std::vec![7u32; 100]).unwrap();
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    let (mut forest, mut canyon, mut shown_used) = (0, 0, 0);
+    memory.scope("tn_game", |game| {
+        let levels = game.new_slots("tn_levels", 1, 4096);
+        let level = levels.load_archived::<Vec<u32>>("forest", &file).unwrap();
+        forest = level.with(|l| addr(*l));
+        shown_used = level.used();
+        drop(level);
+        assert!(levels
+            .load_archived::<Vec<u32>>("cut", &file[..10])
+            .is_err());
+        let level = levels
+            .load_archived_concurrent_with::<Vec<u32>, Len, ()>("canyon", &file, |l, _| Ok(l.len()))
+            .unwrap();
+        canyon = level.with(|l| addr(l.archived));
+        drop(level);
+    });
+    let events = rec.finish();
+    let allocs = check_rules(&events);
+    const FOREST: &str = "tn_levels/forest/Archive Vec<u32>";
+    const CANYON: &str = "tn_levels/canyon/Archive Vec<u32>";
+    // The archived root sits at the archive's end; the allocation is all its bytes.
+    let size = file.len();
+    let root = core::mem::size_of::<rkyv::Archived<Vec<u32>>>();
+    assert_eq!(allocs[FOREST], [(forest + root - size, size)]);
+    assert_eq!(
+        allocs["tn_levels/cut/Archive Vec<u32>"],
+        [(allocs["tn_levels/cut"][0].0, 10)]
+    );
+    assert_eq!(allocs[CANYON], [(canyon + root - size, size)]);
+    // Still the slot pool's first allocation, too: the slot's use counts it.
+    assert_eq!(allocs["tn_levels/forest"][0], (forest + root - size, size));
+    let discards = discards(&events);
+    assert_eq!(
+        discards[..6],
+        [
+            FOREST,
+            "tn_levels/forest",
+            "tn_levels/cut/Archive Vec<u32>",
+            "tn_levels/cut",
+            CANYON,
+            "tn_levels/canyon"
+        ]
+    );
+
+    // No profiler: nothing named, nothing shown, and nothing placed in the slot for
+    // the profiler (the record that ends the archive's pool is not there).
+    let hidden = Recording::start_disconnected("th_");
+    let mut memory = LinearAllocator::with_capacity(1 << 16).unwrap();
+    memory.scope("th_game", |game| {
+        let levels = game.new_slots("th_levels", 1, 4096);
+        let level = levels.load_archived::<Vec<u32>>("forest", &file).unwrap();
+        assert!(level.used() < shown_used, "{} < {shown_used}", level.used());
+    });
+    assert!(pools(&hidden.finish()).is_empty());
 }
