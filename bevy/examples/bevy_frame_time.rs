@@ -16,9 +16,10 @@
 //!
 //! It prints, per mode, the median and 90th percentile frame time (`app.update()`, wall
 //! clock) and the mean heap allocations per frame (every thread, `stats_alloc`), and
-//! checks that the scope-stack mode allocates no more than the idiom plus one per
-//! plugin system that runs every frame (Bevy allocates for each system it runs and
-//! for each `par_iter`'s batch tasks). Frame times
+//! checks that the scope-stack mode allocates no more than the idiom (Bevy's
+//! multi-threaded executor allocates for each system it runs and for each `par_iter`'s
+//! batch tasks; the plugin's every-frame systems run in its single-threaded schedules,
+//! in place, and its other systems only behind run conditions). Frame times
 //! are only meaningful in a release build on a quiet machine:
 //!
 //! ```text
@@ -467,13 +468,14 @@ fn main() {
     }
     println!("took {:.1} s", started.elapsed().as_secs_f64());
     // Allocations are exact; times are not checked (a shared machine is noisy). Bevy
-    // allocates for each `par_iter` (its batch tasks) and for each system it runs, so
-    // the floor for this mode is the idiom's count plus one for each plugin system that
-    // runs every frame: `rotate_frames` and the scratch stats (the level swap and the
-    // memory-map request are skipped by their run conditions on quiet frames).
-    const PLUGIN_SYSTEMS_EACH_FRAME: f64 = 2.0;
+    // allocates for each system its multi-threaded executor runs (a task) and for each
+    // `par_iter` (its batch tasks). The plugin's every-frame systems (the frame rotation,
+    // the scratch stats) run in its single-threaded schedules, in place, and its other
+    // systems only behind run conditions, so this mode's floor is the idiom's count:
+    // the same systems, the same `par_iter`s. (Half an allocation of slack: how often a
+    // pool thread sets up its executor runner inside a `par_iter` scope varies.)
     assert!(
-        allocs[3] <= allocs[2] + PLUGIN_SYSTEMS_EACH_FRAME + 0.5,
+        allocs[3] <= allocs[2] + 0.5,
         "scope-stack-bevy allocated {:.2} per frame, Bevy's idiom {:.2}",
         allocs[3],
         allocs[2]

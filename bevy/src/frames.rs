@@ -17,7 +17,8 @@ use crate::stats::{FrameArenaStats, FrameStats};
 /// Builds a frame's root in its fresh slot.
 type Build<R> = for<'x> fn(&'x ConcurrentScope<'x>) -> <R as SlotRoot>::Of<'x>;
 
-/// A ring of frame slots from [`Slots::leak`], rotated in [`First`](bevy_app::First):
+/// A ring of frame slots from [`Slots::leak`], rotated just before
+/// [`First`](bevy_app::First) (in [`ScopeStackFirst`](crate::ScopeStackFirst)):
 /// each frame loads a fresh slot (through a concurrent scope, so systems on any thread
 /// add to it), and when all slots are taken the oldest frame unloads (its finalizers
 /// run, its memory rewinds). Earlier frames stay readable until then, as a render
@@ -122,7 +123,8 @@ where
     }
 
     /// Starts the next frame: unloads the oldest frame if every slot is taken, then
-    /// loads a fresh one. [`rotate_frames`] calls this in [`First`](bevy_app::First).
+    /// loads a fresh one. [`rotate_frames`] calls this once a frame, just before
+    /// [`First`](bevy_app::First).
     ///
     /// # Panics
     /// When the new frame's root does not fit in its slot.
@@ -349,7 +351,9 @@ impl std::fmt::Write for NameBuf {
 /// Rotates every frame of `arena` (see [`FrameArena::rotate`]) and updates its
 /// [`FrameArenaStats`] when the app has one; the
 /// [`ScopeStackAppExt::insert_frame_arena`](crate::ScopeStackAppExt::insert_frame_arena)
-/// call inserts that and schedules this system in [`First`](bevy_app::First).
+/// call inserts that and schedules this system in
+/// [`ScopeStackFirst`](crate::ScopeStackFirst), just before [`First`](bevy_app::First)
+/// (single-threaded: no system task each frame); any schedule works, as below.
 ///
 /// ```
 /// use bevy_app::{App, First};

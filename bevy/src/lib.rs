@@ -82,7 +82,10 @@ pub use level_files::{with_level_file_bytes, with_level_reader_bytes};
 pub use levels::LevelReader;
 pub use levels::{swap_levels, LevelEvent, LevelMessage, LevelScope, LevelSlots, LoadedLevel};
 pub use map::{print_memory_map, MemoryMapRequest, MemoryMaps};
-pub use plugin::{warm_task_pools, ScopeStackAppExt, ScopeStackPlugin, ScopeStackSystems};
+pub use plugin::{
+    warm_task_pools, ScopeStackAppExt, ScopeStackFirst, ScopeStackPlugin, ScopeStackPreLast,
+    ScopeStackSystems,
+};
 pub use scratch::{
     whole_tables_in_debug, PoolWarmed, PoolsWarmed, Scratch, ScratchArenas, ScratchStats,
 };

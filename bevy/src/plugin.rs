@@ -12,14 +12,25 @@
 //! reserved in [`ScratchStats::warmed`]. Warm-ups in one process (several apps, as in
 //! tests) take turns, since the pools are global. What is warmed is the plugin's
 //! settings: see [`ScopeStackPlugin`].
+//!
+//! Per-frame work: the plugin's systems that run every frame (the frame rotation and
+//! the scratch stats) live in two schedules of its own, [`ScopeStackFirst`] (before
+//! [`First`]) and [`ScopeStackPreLast`] (between [`PostUpdate`] and [`Last`]), with
+//! Bevy's single-threaded executor. Bevy's multi-threaded executor allocates a task for
+//! every system it runs (about one heap allocation each, every frame); the
+//! single-threaded one runs a system in place, so the crate's every-frame work adds no
+//! allocation to a frame. Systems that have nothing to do on most frames (the level
+//! swap, the memory-map request) stay in Bevy's schedules behind run conditions, which
+//! the executor evaluates without a task.
 
 use std::collections::HashSet;
 use std::sync::{Condvar, Mutex, PoisonError};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
-use bevy_app::{App, First, Last, Plugin, PreUpdate};
+use bevy_app::{App, First, Last, MainScheduleOrder, Plugin, PostUpdate, PreUpdate};
 use bevy_ecs::prelude::*;
+use bevy_ecs::schedule::{InternedScheduleLabel, ScheduleLabel, SingleThreadedExecutor};
 use bevy_tasks::{AsyncComputeTaskPool, ComputeTaskPool, IoTaskPool, TaskPool};
 use scope_stack::SlotRoot;
 
@@ -292,38 +303,114 @@ impl Warm {
 /// ```
 #[derive(SystemSet, Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ScopeStackSystems {
-    /// [`First`]: each [`FrameArena`] loads the new frame and unloads the oldest.
+    /// [`ScopeStackFirst`], before [`First`]: each [`FrameArena`] loads the new frame
+    /// and unloads the oldest. Every system in `First` and later sees the new frame.
     RotateFrames,
     /// [`PreUpdate`]: each [`LevelSlots`] swaps in a level whose build finished (run
     /// only while a build is pending, or the set changed, or its level is a shared one
     /// that systems may fill: a quiet frame costs no system task).
     SwapLevels,
-    /// [`Last`]: [`ScratchStats`] takes the frame's figures.
+    /// [`ScopeStackPreLast`], after [`PostUpdate`] and before [`Last`]:
+    /// [`ScratchStats`] takes the frame's figures. Every system in `Last` sees them (a
+    /// pad used in `Last` counts in the next frame's figures).
     ScratchStats,
-    /// [`Last`], after the stats: a pending [`MemoryMapRequest`] is served (run only
-    /// when one is pending).
+    /// [`Last`]: a pending [`MemoryMapRequest`] is served (run only when one is
+    /// pending), after the scratch figures are taken.
     MemoryMap,
+}
+
+/// The schedule of the plugin's frame-start work ([`ScopeStackSystems::RotateFrames`]):
+/// it runs once a frame just before [`First`] (placed in Bevy's `MainScheduleOrder`),
+/// with Bevy's single-threaded executor, so its systems run in place and cost no
+/// system task (a heap allocation per system per frame on the multi-threaded one).
+///
+/// ```
+/// use bevy_app::{App, First, TaskPoolPlugin};
+/// use bevy_ecs::prelude::*;
+/// use scope_stack::slot_root;
+/// use scope_stack_bevy::{FrameArena, ScopeStackAppExt, ScopeStackFirst, ScopeStackPlugin};
+/// slot_root!(struct Unit = for<'s> ());
+///
+/// fn in_first(arena: Res<FrameArena<Unit>>) {
+///     assert!(arena.frame() >= 1); // rotated before `First`
+/// }
+/// let mut app = App::new();
+/// app.add_plugins((TaskPoolPlugin::default(), ScopeStackPlugin::default()))
+///     .insert_frame_arena(FrameArena::<Unit>::new("frames", 2, 4096, |_| ()).unwrap())
+///     .add_systems(First, in_first);
+/// app.update();
+/// assert!(app.get_schedule(ScopeStackFirst).is_some());
+/// ```
+#[derive(ScheduleLabel, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ScopeStackFirst;
+
+/// The schedule of the plugin's frame-end work ([`ScopeStackSystems::ScratchStats`]):
+/// it runs once a frame between [`PostUpdate`] and [`Last`], with Bevy's
+/// single-threaded executor (see [`ScopeStackFirst`]).
+///
+/// ```
+/// use bevy_app::{App, TaskPoolPlugin};
+/// use scope_stack_bevy::{ScopeStackPlugin, ScopeStackPreLast, ScratchStats};
+///
+/// let mut app = App::new();
+/// app.add_plugins((TaskPoolPlugin::default(), ScopeStackPlugin::default()));
+/// app.update();
+/// assert!(app.get_schedule(ScopeStackPreLast).is_some());
+/// assert_eq!(app.world().resource::<ScratchStats>().frames, 1);
+/// ```
+#[derive(ScheduleLabel, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ScopeStackPreLast;
+
+/// The schedules that take the crate's every-frame systems: ([`ScopeStackFirst`],
+/// [`ScopeStackPreLast`]), added (single-threaded) and placed in the app's
+/// `MainScheduleOrder` on the first call. An app without that order, or whose order
+/// lacks `First` or `PostUpdate`, gets ([`First`], [`Last`]) instead.
+fn frame_schedules(app: &mut App) -> (InternedScheduleLabel, InternedScheduleLabel) {
+    let placed = |order: &MainScheduleOrder| {
+        [First.intern(), PostUpdate.intern()]
+            .iter()
+            .all(|l| order.labels.contains(l))
+    };
+    match app.world().get_resource::<MainScheduleOrder>() {
+        Some(order) if order.labels.contains(&ScopeStackFirst.intern()) => {}
+        Some(order) if placed(order) => {
+            let mut first = Schedule::new(ScopeStackFirst);
+            first.set_executor(SingleThreadedExecutor::new());
+            let mut pre_last = Schedule::new(ScopeStackPreLast);
+            pre_last.set_executor(SingleThreadedExecutor::new());
+            app.add_schedule(first).add_schedule(pre_last);
+            let mut order = app.world_mut().resource_mut::<MainScheduleOrder>();
+            order.insert_before(First, ScopeStackFirst);
+            order.insert_after(PostUpdate, ScopeStackPreLast);
+        }
+        _ => return (First.intern(), Last.intern()),
+    }
+    (ScopeStackFirst.intern(), ScopeStackPreLast.intern())
 }
 
 impl Plugin for ScopeStackPlugin {
     fn build(&self, app: &mut App) {
+        let (_, pre_last) = frame_schedules(app);
         app.insert_resource(ScratchArenas::new(self.scratch_capacity))
             .init_resource::<ScratchStats>()
             .init_resource::<MemoryMaps>()
             .init_resource::<MemoryMapRequest>()
+            // Every frame, in place (single-threaded): no system task.
+            .add_systems(
+                pre_last,
+                update_scratch_stats.in_set(ScopeStackSystems::ScratchStats),
+            )
+            // After the stats (`ScopeStackPreLast` runs before `Last`; without it, both
+            // are in `Last`). Skipped (no task spawned) on frames with no request.
             .configure_sets(
                 Last,
                 ScopeStackSystems::MemoryMap.after(ScopeStackSystems::ScratchStats),
             )
             .add_systems(
                 Last,
-                (
-                    update_scratch_stats.in_set(ScopeStackSystems::ScratchStats),
-                    // Skipped (no task spawned) on frames with no request.
-                    serve_memory_map_requests
-                        .run_if(memory_map_requested)
-                        .in_set(ScopeStackSystems::MemoryMap),
-                ),
+                serve_memory_map_requests
+                    .run_if(memory_map_requested)
+                    .in_set(ScopeStackSystems::MemoryMap),
             );
         #[cfg(feature = "diagnostic")]
         crate::diagnostic::register_scratch(app);
@@ -451,8 +538,8 @@ impl Gate {
 /// ```
 pub trait ScopeStackAppExt {
     /// Inserts `arena` as a resource with its [`FrameArenaStats`], rotates it in
-    /// [`First`] ([`ScopeStackSystems::RotateFrames`]), and lists its map in
-    /// [`MemoryMaps`].
+    /// [`ScopeStackFirst`], just before [`First`] ([`ScopeStackSystems::RotateFrames`]:
+    /// no system task), and lists its map in [`MemoryMaps`].
     fn insert_frame_arena<R>(&mut self, arena: FrameArena<R>) -> &mut Self
     where
         R: SlotRoot,
@@ -481,8 +568,9 @@ impl ScopeStackAppExt for App {
         self.insert_resource(stats);
         #[cfg(feature = "diagnostic")]
         crate::diagnostic::register_frames::<R>(self, arena.slots().name());
+        let (first, _) = frame_schedules(self);
         self.insert_resource(arena).add_systems(
-            First,
+            first,
             rotate_frames::<R>.in_set(ScopeStackSystems::RotateFrames),
         )
     }

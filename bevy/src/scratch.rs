@@ -1,6 +1,7 @@
 //! Per-thread scratch for systems: [`ScratchArenas`] (the pads, a resource),
 //! [`Scratch`] (the read-only system parameter) and [`ScratchStats`] (what the pads used
-//! in the last frame, updated in [`Last`](bevy_app::Last)).
+//! in the last frame, updated just before [`Last`](bevy_app::Last), in
+//! [`ScopeStackPreLast`](crate::ScopeStackPreLast)).
 //!
 //! Invariant: systems reach the pads only through `Res` ([`Scratch`]), so any number of
 //! them run at once, each thread on its own pad; the stats system alone takes `ResMut`,
@@ -232,8 +233,11 @@ impl Scratch<'_> {
     }
 }
 
-/// What the scratch pads used, updated once a frame in [`Last`](bevy_app::Last) (the
-/// [`ScopeStackSystems::ScratchStats`](crate::ScopeStackSystems::ScratchStats) set).
+/// What the scratch pads used, updated once a frame just before
+/// [`Last`](bevy_app::Last) (the
+/// [`ScopeStackSystems::ScratchStats`](crate::ScopeStackSystems::ScratchStats) set, in
+/// [`ScopeStackPreLast`](crate::ScopeStackPreLast)): every system in `Last` reads this
+/// frame's figures; a pad used in `Last` counts in the next frame's.
 ///
 /// Every figure is exact for the pads of [`ScratchArenas`]. The thread-local
 /// [`scope_stack::scratch()`] arenas and serde staging blocks that the plugin warmed
@@ -362,7 +366,8 @@ impl PoolsWarmed {
 }
 
 /// Folds the pads' per-thread figures into [`ScratchStats`] and starts the next frame's
-/// high-water period. The plugin runs it in [`Last`](bevy_app::Last).
+/// high-water period. The plugin runs it in
+/// [`ScopeStackPreLast`](crate::ScopeStackPreLast), just before [`Last`](bevy_app::Last).
 pub(crate) fn update_scratch_stats(
     mut arenas: ResMut<ScratchArenas>,
     mut stats: ResMut<ScratchStats>,
