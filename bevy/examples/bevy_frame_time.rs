@@ -28,14 +28,31 @@
 //! ```
 //!
 //! A debug build runs few frames (for CI: it checks the allocation figures).
+//!
+//! `FRAME_TIME_SYSTEMS=1` also times each system's own run, per mode, and prints the
+//! median of each (after the frame table, which it leaves as it is):
+//!
+//! ```text
+//! FRAME_TIME_SYSTEMS=1 cargo run --release -p scope-stack-bevy --example bevy_frame_time
+//! ```
+//!
+//! Each system is then wrapped in a Bevy [`AdapterSystem`] that reads an `Instant` around
+//! the system's run (its parameters fetched and its body run, on the thread the executor
+//! runs it on; a `par_iter` system's time is the whole call, since the system waits for
+//! its batches). The samples go to vectors reserved before the first frame, so the
+//! timing adds no heap allocation per frame and the allocation figures stay exact.
 
 use std::alloc::System;
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bevy_app::{App, Startup, TaskPoolOptions, TaskPoolPlugin, Update};
 use bevy_ecs::prelude::*;
+use bevy_ecs::system::{
+    Adapt, IntoAdapterSystem, RunSystemError, System as BevySystem, SystemIn, SystemInput,
+};
 use bevy_ecs::utils::Parallel;
 use scope_stack::{slot_root, ConcurrentScope, Place, Pool};
 use scope_stack_bevy::{
@@ -307,6 +324,39 @@ mod ours {
     }
 }
 
+// --- Per-system times (FRAME_TIME_SYSTEMS=1) ------------------------------------------------
+
+/// The systems timed one by one: the five, and the game's `move_units` (the same in
+/// every mode: how far apart two apps' runs of one system land).
+const SYSTEMS: [&str; 6] = ["nearest", "hud", "crowd", "draw", "render", "move_units"];
+
+/// One system's run times in one mode, in a vector reserved up front: a sample past its
+/// capacity is dropped, never pushed into a reallocation.
+type Samples = Arc<Mutex<Vec<Duration>>>;
+
+/// The adapter that times the system it wraps.
+struct Timed(Samples);
+
+impl<S: BevySystem> Adapt<S> for Timed {
+    type In = S::In;
+    type Out = S::Out;
+
+    fn adapt(
+        &mut self,
+        input: <Self::In as SystemInput>::Inner<'_>,
+        run_system: impl FnOnce(SystemIn<'_, S>) -> Result<S::Out, RunSystemError>,
+    ) -> Result<Self::Out, RunSystemError> {
+        let t = Instant::now();
+        let out = run_system(input);
+        let time = t.elapsed();
+        let mut samples = self.0.lock().unwrap();
+        if samples.len() < samples.capacity() {
+            samples.push(time);
+        }
+        out
+    }
+}
+
 // --- The runs -------------------------------------------------------------------------------
 
 #[derive(Clone, Copy, PartialEq)]
@@ -324,8 +374,9 @@ const MODES: [(Mode, &str); 4] = [
     (Mode::Ours, "scope-stack-bevy"),
 ];
 
-/// The app for `mode`, and the frames it ran already (loading the level).
-fn app(mode: Mode, units: usize) -> (App, usize) {
+/// The app for `mode`, and the frames it ran already (loading the level). With `timed`
+/// (one sample list per entry of `SYSTEMS`), each system is wrapped in a `Timed`.
+fn app(mode: Mode, units: usize, timed: Option<&[Samples]>) -> (App, usize) {
     let mut app = App::new();
     // Four threads in all, as in `bevy_game`.
     app.add_plugins(TaskPoolPlugin {
@@ -333,20 +384,37 @@ fn app(mode: Mode, units: usize) -> (App, usize) {
     })
     .insert_resource(Units(units))
     .init_resource::<Census>()
-    .add_systems(Startup, spawn_units)
-    .add_systems(Update, move_units);
+    .add_systems(Startup, spawn_units);
+    // `Timed` keeps the system's own sets, so `.after(system)` still orders by it.
+    let timed_by = |i: usize| Timed(Arc::clone(&timed.unwrap()[i]));
+    match timed {
+        None => app.add_systems(Update, move_units),
+        Some(_) => app.add_systems(Update, IntoAdapterSystem::new(timed_by(5), move_units)),
+    };
     macro_rules! five {
         ($m:ident) => {
-            app.add_systems(
-                Update,
-                (
-                    $m::nearest.after(move_units),
-                    $m::hud,
-                    $m::crowd.after(move_units),
-                    $m::draw.after(move_units),
-                    $m::render.after($m::draw),
+            match timed {
+                None => app.add_systems(
+                    Update,
+                    (
+                        $m::nearest.after(move_units),
+                        $m::hud,
+                        $m::crowd.after(move_units),
+                        $m::draw.after(move_units),
+                        $m::render.after($m::draw),
+                    ),
                 ),
-            )
+                Some(_) => app.add_systems(
+                    Update,
+                    (
+                        IntoAdapterSystem::new(timed_by(0), $m::nearest).after(move_units),
+                        IntoAdapterSystem::new(timed_by(1), $m::hud),
+                        IntoAdapterSystem::new(timed_by(2), $m::crowd).after(move_units),
+                        IntoAdapterSystem::new(timed_by(3), $m::draw).after(move_units),
+                        IntoAdapterSystem::new(timed_by(4), $m::render).after($m::draw),
+                    ),
+                ),
+            }
         };
     }
     match mode {
@@ -391,6 +459,33 @@ struct Figures {
     allocations: Vec<u64>,
 }
 
+/// Per system, its median run time in each mode, and the crate's over the idiom's.
+fn print_system_times(system_times: &[Vec<Samples>]) {
+    println!("per system: median of its own run (Instant around the system), µs");
+    println!(
+        "{:<12} {:>9} {:>9} {:>9} {:>9} {:>12}",
+        "system", "empty", "Vec", "idiom", "crate", "crate/idiom"
+    );
+    for (s, name) in SYSTEMS.iter().enumerate() {
+        let medians: Vec<f64> = system_times
+            .iter()
+            .map(|mode| {
+                let mut times = mode[s].lock().unwrap().clone();
+                times.sort();
+                median(&times, 0.5).as_secs_f64() * 1e6
+            })
+            .collect();
+        println!(
+            "{name:<12} {:>9.2} {:>9.2} {:>9.2} {:>9.2} {:>11.2}x",
+            medians[0],
+            medians[1],
+            medians[2],
+            medians[3],
+            medians[3] / medians[2]
+        );
+    }
+}
+
 fn median(sorted: &[Duration], q: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]
 }
@@ -400,9 +495,24 @@ fn main() {
     let rounds = setting("FRAME_TIME_ROUNDS", 3, 40);
     let per_round = setting("FRAME_TIME_FRAMES", 10, 50);
     let warm_up = setting("FRAME_TIME_WARM_UP", 10, 100);
+    let by_system = setting("FRAME_TIME_SYSTEMS", 0, 0) != 0;
     let started = Instant::now();
 
-    let built: Vec<(App, usize)> = MODES.iter().map(|&(mode, _)| app(mode, units)).collect();
+    // Per mode, per system: room for every measured frame, reserved now.
+    let system_times: Vec<Vec<Samples>> = MODES
+        .iter()
+        .map(|_| {
+            SYSTEMS
+                .iter()
+                .map(|_| Arc::new(Mutex::new(Vec::with_capacity(rounds * per_round))))
+                .collect()
+        })
+        .collect();
+    let built: Vec<(App, usize)> = MODES
+        .iter()
+        .zip(&system_times)
+        .map(|(&(mode, _), times)| app(mode, units, by_system.then_some(&times[..])))
+        .collect();
     // Every app runs as many frames, so all compute the same figures.
     let ahead = built.iter().map(|(_, frames)| *frames).max().unwrap_or(0);
     let mut apps = Vec::new();
@@ -411,6 +521,10 @@ fn main() {
             app.update();
         }
         apps.push(app);
+    }
+    // The warm-up's samples go; the vectors keep their room.
+    for samples in system_times.iter().flatten() {
+        samples.lock().unwrap().clear();
     }
     let mut figures: Vec<Figures> = MODES.iter().map(|_| Figures::default()).collect();
     for round in 0..rounds {
@@ -465,6 +579,9 @@ fn main() {
             medians[i].as_secs_f64() / medians[2].as_secs_f64(),
             allocs[i],
         );
+    }
+    if by_system {
+        print_system_times(&system_times);
     }
     println!("took {:.1} s", started.elapsed().as_secs_f64());
     // Allocations are exact; times are not checked (a shared machine is noisy). Bevy
