@@ -36,7 +36,7 @@
 //! FRAME_TIME_SYSTEMS=1 cargo run --release -p scope-stack-bevy --example bevy_frame_time
 //! ```
 //!
-//! Each system is then wrapped in a Bevy [`AdapterSystem`] that reads an `Instant` around
+//! Each system is then wrapped in a Bevy `AdapterSystem` that reads an `Instant` around
 //! the system's run (its parameters fetched and its body run, on the thread the executor
 //! runs it on; a `par_iter` system's time is the whole call, since the system waits for
 //! its batches). The samples go to vectors reserved before the first frame, so the
