@@ -37,7 +37,8 @@
 //! needs only `bevy_ecs`, `bevy_app` and `bevy_tasks`. An `AssetLoader` behind a
 //! feature would make every build that turns the feature on, CI's included, compile
 //! both. A reader gives the part that matters here (the file is read on the loader
-//! task, into a buffer that is reused, straight into the slot) with `std` alone.
+//! task into a buffer that is reused, and parsed from there straight into the slot)
+//! with `std` alone.
 //! What an asset loader would add and this does not: asset paths and sources (this
 //! takes a file-system path or any `Read`), hot reload, and the asset server's
 //! dependency tracking.
@@ -255,12 +256,13 @@ fn read_file<T>(path: &Path, f: impl FnOnce(&[u8]) -> T) -> Result<T, ReadFailur
 /// assert_eq!(words, 3);
 /// # Ok::<(), std::io::Error>(())
 /// ```
-pub fn with_level_reader_bytes<T>(
-    mut reader: impl Read,
-    f: impl FnOnce(&[u8]) -> T,
-) -> io::Result<T> {
+pub fn with_level_reader_bytes<T>(reader: impl Read, f: impl FnOnce(&[u8]) -> T) -> io::Result<T> {
+    read_reader(reader, f).map_err(|failure| failure.error)
+}
+
+/// Reads `reader` to its end into this thread's buffer (no size hint); then `f`.
+fn read_reader<T>(mut reader: impl Read, f: impl FnOnce(&[u8]) -> T) -> Result<T, ReadFailure> {
     with_buffer(None, |bytes| reader.read_to_end(bytes).map(drop), f)
-        .map_err(|failure| failure.error)
 }
 
 /// Why a level read from a file or a reader failed: its bytes could not be read, or
@@ -415,18 +417,13 @@ where
     pub fn stream_from_reader<L, E: std::fmt::Display>(
         &mut self,
         name: impl Into<String>,
-        mut reader: impl Read + Send + 'static,
+        reader: impl Read + Send + 'static,
         read: impl FnOnce(&[u8], LevelReader<'_, R>) -> Result<L, E> + Send + 'static,
     ) where
         L: Into<LoadedLevel<R>>,
     {
         self.stream_with(name, move |slots, name| {
-            let built = with_buffer(
-                None,
-                |bytes| reader.read_to_end(bytes).map(drop),
-                |bytes| read(bytes, LevelReader::new(slots, name)),
-            );
-            match built {
+            match read_reader(reader, |bytes| read(bytes, LevelReader::new(slots, name))) {
                 Ok(Ok(level)) => Ok(level),
                 Ok(Err(error)) => Err(StreamError::ReaderRead(error)),
                 Err(failure) => Err(StreamError::Reader { failure }),
